@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Runs every compiled test file under dist/ with Node's test runner.
+// Node 20's `--test` takes no globs, so the list is gathered here.
+// Usage: node scripts/run-tests.mjs [substring-filter...]
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function collect(dir, out) {
+  for (const entry of readdirSync(dir)) {
+    const p = join(dir, entry);
+    if (statSync(p).isDirectory()) collect(p, out);
+    else if (p.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = collect('dist', []).sort().filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
+if (files.length === 0) {
+  console.error('no test files found under dist/ (did the build run?)');
+  process.exit(1);
+}
+const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
+process.exit(r.status ?? 1);
