@@ -1,0 +1,97 @@
+// An answer on its way back: a structured Message, or wire bytes already made for this request
+// (the cache's and the pre-encoded fast paths). Plugins that only look (log, prometheus) use
+// rcode and `view()`; plugins that change the answer use `edit()`, which drops stale bytes.
+
+import { decodeMessage } from '../dns/codec.js';
+import type { Message, Question } from '../dns/types.js';
+import { RCode } from '../dns/types.js';
+import type { DnsRequest } from './request.js';
+
+export class Reply {
+  /** Why the answer is an error (for the `errors` plugin), when a plugin had one to tell. */
+  error?: Error;
+  /** Bytes as the server will send them (set by the server or by a plugin that measures size). */
+  finalWire?: Buffer;
+
+  private constructor(
+    private msg: Message | undefined,
+    private bytes: Buffer | undefined,
+    private code: number,
+  ) {}
+
+  static of(msg: Message): Reply {
+    return new Reply(msg, undefined, msg.rcode);
+  }
+
+  /**
+   * Wire bytes answering this request: ID and question already match it. `rcode` saves a
+   * decode for plugins that only need the code.
+   */
+  static fromWire(bytes: Buffer, rcode: number): Reply {
+    return new Reply(undefined, bytes, rcode);
+  }
+
+  get rcode(): number {
+    return this.code;
+  }
+
+  /** The wire form, when the reply was made as bytes and nobody has edited it since. */
+  get wire(): Buffer | undefined {
+    return this.bytes;
+  }
+
+  /** The message, decoded on first use. Do not change it: use edit(). */
+  view(): Message {
+    this.msg ??= decodeMessage(this.bytes as Buffer);
+    return this.msg;
+  }
+
+  /** The message, for changing it: the stored bytes are dropped. */
+  edit(): Message {
+    const m = this.view();
+    this.bytes = undefined;
+    this.finalWire = undefined;
+    return m;
+  }
+
+  /** Call after edit() changed rcode. */
+  syncRcode(): void {
+    if (this.msg) this.code = this.msg.rcode;
+  }
+}
+
+/** The question echoed back exactly as the client wrote it. */
+export function questionOf(req: DnsRequest): Question {
+  return { name: req.qname, type: req.qtype, class: req.qclass };
+}
+
+/**
+ * A response skeleton for the request: same ID, opcode, RD and CD, question echoed, QR set,
+ * empty sections. The server adds OPT for EDNS clients when it writes the reply.
+ */
+export function responseFor(req: DnsRequest, rcode: number = RCode.NOERROR, authoritative = false): Message {
+  return {
+    id: req.id,
+    qr: true,
+    opcode: req.query.opcode,
+    aa: authoritative,
+    tc: false,
+    rd: req.query.rd,
+    ra: false,
+    z: false,
+    ad: false,
+    cd: req.query.cd,
+    rcode,
+    questions: [questionOf(req)],
+    answers: [],
+    authority: [],
+    additional: [],
+  };
+}
+
+/** A bare error reply (SERVFAIL, REFUSED, …) for the request. */
+export function errorReply(req: DnsRequest, rcode: number, error?: Error): Reply {
+  const r = Reply.of(responseFor(req, rcode));
+  if (error) r.error = error;
+  return r;
+}

@@ -1,0 +1,109 @@
+// One query in flight: what the client asked and who asked it. Built from the fast parse
+// (header + question + OPT); the full message is decoded only if a plugin asks for it.
+
+import { decodeMessage, encodeMessage, parseQuery } from '../dns/codec.js';
+import type { Edns, Message, ParsedQuery } from '../dns/types.js';
+import { Opcode } from '../dns/types.js';
+
+export type TransportKind = 'udp' | 'tcp';
+
+export interface ClientInfo {
+  transport: TransportKind;
+  remoteAddress: string;
+  remotePort: number;
+  localAddress: string;
+  localPort: number;
+}
+
+/** The UDP payload a response may fill: 512 without EDNS, else the client's size (at least 512). */
+export function udpLimit(edns: Edns | undefined): number {
+  return edns ? Math.max(512, edns.udpSize) : 512;
+}
+
+export class DnsRequest {
+  /** The zone of the server block that took the query (absolute, lower-case). */
+  zone = '.';
+  /** Largest UDP response for this client; `bufsize` may lower it. TCP ignores it. */
+  maxUdpSize: number;
+  /** Free-form data plugins leave for later plugins (CoreDNS's metadata). */
+  readonly metadata = new Map<string, string>();
+  /** When the server received it (process.hrtime.bigint()), for durations. */
+  readonly received: bigint;
+  private full?: Message;
+
+  constructor(
+    /** The query as received (or as re-encoded for a derived request). */
+    readonly raw: Buffer,
+    readonly query: ParsedQuery,
+    readonly client: ClientInfo,
+    received?: bigint,
+  ) {
+    this.maxUdpSize = udpLimit(query.edns);
+    this.received = received ?? process.hrtime.bigint();
+  }
+
+  get id(): number {
+    return this.query.id;
+  }
+  /** Question name as the client wrote it (case preserved), absolute. */
+  get qname(): string {
+    return this.query.qname;
+  }
+  /** Lower-cased question name: use it for lookups and comparisons. */
+  get name(): string {
+    return this.query.name;
+  }
+  get qtype(): number {
+    return this.query.qtype;
+  }
+  get qclass(): number {
+    return this.query.qclass;
+  }
+  get edns(): Edns | undefined {
+    return this.query.edns;
+  }
+  /** DNSSEC OK bit of the query. */
+  get do(): boolean {
+    return this.query.edns?.do ?? false;
+  }
+  get transport(): TransportKind {
+    return this.client.transport;
+  }
+
+  /** The whole query message, decoded on first use. */
+  message(): Message {
+    this.full ??= decodeMessage(this.raw);
+    return this.full;
+  }
+
+  /**
+   * A request for another question from the same client (autopath candidates, CNAME chasing).
+   * Keeps ID, flags and EDNS; the zone is kept too and may be changed by the caller.
+   */
+  derive(qname: string, qtype: number = this.qtype, edns: Edns | undefined = this.edns): DnsRequest {
+    const msg: Message = {
+      id: this.id,
+      qr: false,
+      opcode: Opcode.QUERY,
+      aa: false,
+      tc: false,
+      rd: this.query.rd,
+      ra: false,
+      z: false,
+      ad: false,
+      cd: this.query.cd,
+      rcode: 0,
+      questions: [{ name: qname, type: qtype, class: this.qclass }],
+      answers: [],
+      authority: [],
+      additional: [],
+      edns,
+    };
+    const raw = encodeMessage(msg);
+    const sub = new DnsRequest(raw, parseQuery(raw), this.client, this.received);
+    sub.zone = this.zone;
+    sub.maxUdpSize = this.maxUdpSize;
+    for (const [k, v] of this.metadata) sub.metadata.set(k, v);
+    return sub;
+  }
+}
