@@ -77,6 +77,22 @@ export interface ServeOptions {
   defaultPort: number;
 }
 
+/** What a plugin may ask of the running server (reload, ready and health use it). */
+export interface ServerControl {
+  /**
+   * Re-reads the Corefile from disk and swaps configs if it sets up cleanly; on failure the
+   * running config keeps serving, the error is logged and coredns_reload_failed_total counts it.
+   * Resolves true when the new config is running.
+   */
+  reload(): Promise<boolean>;
+  /** The Corefile text of the config instance that is running now. */
+  corefileText(): string;
+  /** Readiness of every plugin of the running config that reports it. */
+  readiness(): Array<{ plugin: string; zone: string; status: true | string }>;
+  /** True from SIGTERM/SIGINT until exit (lameduck). */
+  shuttingDown(): boolean;
+}
+
 export interface SetupContext {
   /** The directive being set up: its args, nested block and position. */
   readonly directive: Directive;
@@ -91,6 +107,7 @@ export interface SetupContext {
    * (e.g. autopath asks the kubernetes plugin of its block). Key by plugin name + block.
    */
   readonly instance: Map<string, unknown>;
+  readonly server: ServerControl;
 }
 
 export type SetupFn = (ctx: SetupContext) => MaybePromise<Plugin>;
