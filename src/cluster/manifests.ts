@@ -1,0 +1,458 @@
+// Reading Kubernetes manifests: the YAML/JSON that `kubectl get -o yaml|json` writes and that
+// people keep in folders. Multi-document YAML, `kind: List` and typed lists (`ServiceList`, as
+// the API serves them) are unwrapped; kinds kdns does not read are skipped silently; every
+// problem comes back as a value naming file and line, never as a throw.
+
+import { readdir, readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { LineCounter, parseAllDocuments, isNode } from 'yaml';
+import type { Document } from 'yaml';
+import type { ClusterObject } from './types.js';
+
+export interface ManifestError {
+  file: string;
+  /** 1-based; 0 when the problem is with the file as a whole (unreadable). */
+  line: number;
+  message: string;
+}
+
+export interface ManifestResult {
+  objects: ClusterObject[];
+  errors: ManifestError[];
+}
+
+export interface ManifestFileResult extends ManifestResult {
+  file: string;
+}
+
+/** `file:line: message`, the form compilers and linters use, so editors can jump to it. */
+export function formatManifestError(e: ManifestError): string {
+  return e.line > 0 ? `${e.file}:${e.line}: ${e.message}` : `${e.file}: ${e.message}`;
+}
+
+/** Files a manifest directory holds; anything else (README, editor backups) is not ours to read. */
+export function isManifestFile(name: string): boolean {
+  return !name.startsWith('.') && /\.(ya?ml|json)$/i.test(name);
+}
+
+type Segment = string | number;
+
+interface Problem {
+  path: Segment[];
+  message: string;
+}
+
+/** Which apiVersions carry each kind; the same kind name in another group (Knative `Service`) is not ours. */
+const KNOWN_KINDS: Record<string, readonly string[]> = {
+  Namespace: ['v1'],
+  Service: ['v1'],
+  Endpoints: ['v1'],
+  Pod: ['v1'],
+  Node: ['v1'],
+  EndpointSlice: ['discovery.k8s.io/v1', 'discovery.k8s.io/v1beta1'],
+};
+
+const CLUSTER_SCOPED = new Set(['Namespace', 'Node']);
+
+/** Parses one file's text. `file` is only used in error messages. */
+export function parseManifests(text: string, file: string): ManifestResult {
+  const trimmed = text.trimStart();
+  // JSON.parse is an order of magnitude faster than the YAML parser on the large `-o json`
+  // dumps a real cluster produces; YAML (a superset) only runs when JSON fails or to find lines.
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    let value: unknown;
+    let parsed = false;
+    try {
+      value = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // Not strict JSON (comments, trailing commas, or broken): the YAML path reports where.
+    }
+    if (parsed) {
+      const found = collectObjects(value);
+      if (found.problems.length === 0) return { objects: found.objects, errors: [] };
+    }
+  }
+  return parseYaml(text, file);
+}
+
+function parseYaml(text: string, file: string): ManifestResult {
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  const lineOf = (offset: number): number => lineCounter.linePos(offset).line;
+  const result: ManifestResult = { objects: [], errors: [] };
+  // parseAllDocuments returns an EmptyStream (no documents) for blank or comment-only text.
+  if (!Array.isArray(docs)) return result;
+  for (const doc of docs) {
+    if (doc.errors.length > 0) {
+      // Later errors of a document are mostly the parser's echo of the first.
+      const err = doc.errors[0]!;
+      result.errors.push({ file, line: lineOf(err.pos[0]), message: `YAML: ${firstLine(err.message)}` });
+      continue;
+    }
+    const found = collectObjects(doc.toJS({ maxAliasCount: 100 }));
+    result.objects.push(...found.objects);
+    for (const p of found.problems) {
+      result.errors.push({ file, line: lineOfPath(doc, p.path, lineOf), message: p.message });
+    }
+  }
+  return result;
+}
+
+function firstLine(s: string): string {
+  const nl = s.indexOf('\n');
+  return nl < 0 ? s : s.slice(0, nl);
+}
+
+/** The line of the deepest node on `path` that exists (the field itself, or the object holding it). */
+function lineOfPath(doc: Document.Parsed, path: Segment[], lineOf: (offset: number) => number): number {
+  for (let n = path.length; n >= 0; n--) {
+    const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return lineOf(node.range[0]);
+  }
+  return 1;
+}
+
+interface Collected {
+  objects: ClusterObject[];
+  problems: Problem[];
+}
+
+/** One document's value → the objects it holds (unwrapping lists) and what is wrong with them. */
+function collectObjects(value: unknown): Collected {
+  const out: Collected = { objects: [], problems: [] };
+  // A document with only comments or `---` parses to null: nothing to read, nothing wrong.
+  if (value === null || value === undefined) return out;
+  if (!isRecord(value)) {
+    out.problems.push({ path: [], message: 'expected a Kubernetes object (a mapping with apiVersion and kind)' });
+    return out;
+  }
+  const kind = value['kind'];
+  if (typeof kind === 'string' && kind.endsWith('List') && 'items' in value) {
+    collectList(value, kind, out);
+    return out;
+  }
+  addObject(value, [], out);
+  return out;
+}
+
+function collectList(list: Record<string, unknown>, kind: string, out: Collected): void {
+  const items = list['items'];
+  if (items === null) return;
+  if (!Array.isArray(items)) {
+    out.problems.push({ path: ['items'], message: `${kind}: items: Invalid value: must be a list` });
+    return;
+  }
+  // Typed lists from the API (`ServiceList`) leave kind/apiVersion off their items.
+  const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+  const listVersion = typeof list['apiVersion'] === 'string' ? list['apiVersion'] : undefined;
+  items.forEach((item, i) => {
+    if (isRecord(item) && itemKind !== undefined) {
+      item['kind'] ??= itemKind;
+      if (listVersion !== undefined) item['apiVersion'] ??= listVersion;
+    }
+    addObject(item, ['items', i], out);
+  });
+}
+
+function addObject(value: unknown, at: Segment[], out: Collected): void {
+  if (!isRecord(value)) {
+    out.problems.push({ path: at, message: 'expected a Kubernetes object (a mapping with apiVersion and kind)' });
+    return;
+  }
+  const kind = value['kind'];
+  const apiVersion = value['apiVersion'];
+  if (typeof kind !== 'string' || kind === '') {
+    out.problems.push({ path: [...at, 'kind'], message: 'kind: Required value: every object needs a kind' });
+    return;
+  }
+  if (typeof apiVersion !== 'string' || apiVersion === '') {
+    out.problems.push({ path: [...at, 'apiVersion'], message: `${kind}: apiVersion: Required value` });
+    return;
+  }
+  // hasOwn: a kind such as "constructor" must not find Object.prototype's members.
+  if (!Object.hasOwn(KNOWN_KINDS, kind) || !KNOWN_KINDS[kind]?.includes(apiVersion)) return; // not a kind kdns reads
+  const problems: Problem[] = [];
+  const check = new Checker(value, problems);
+  check.meta(!CLUSTER_SCOPED.has(kind));
+  SPEC_CHECKS[kind]?.(check);
+  if (problems.length > 0) {
+    const who = describe(kind, value);
+    for (const p of problems) out.problems.push({ path: [...at, ...p.path], message: `${who}: ${p.message}` });
+    return;
+  }
+  out.objects.push(value as unknown as ClusterObject);
+}
+
+function describe(kind: string, obj: Record<string, unknown>): string {
+  const meta = obj['metadata'];
+  if (!isRecord(meta) || typeof meta['name'] !== 'string') return kind;
+  return typeof meta['namespace'] === 'string' ? `${kind} ${meta['namespace']}/${meta['name']}` : `${kind} ${meta['name']}`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function pathText(path: Segment[]): string {
+  let s = '';
+  for (const seg of path) s += typeof seg === 'number' ? `[${seg}]` : s === '' ? seg : `.${seg}`;
+  return s;
+}
+
+function show(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+}
+
+/**
+ * Shape checks for the fields kdns reads, reported the way the API server words them. Only
+ * what DNS and the operator rely on is checked: other fields pass through untouched so that
+ * pod validation (poddns) sees them as written.
+ */
+class Checker {
+  constructor(
+    private readonly root: Record<string, unknown>,
+    private readonly problems: Problem[],
+  ) {}
+
+  get(path: Segment[]): unknown {
+    let v: unknown = this.root;
+    for (const seg of path) {
+      if (typeof seg === 'number') v = Array.isArray(v) ? v[seg] : undefined;
+      else v = isRecord(v) ? v[seg] : undefined;
+    }
+    return v;
+  }
+
+  fail(path: Segment[], value: unknown, detail: string): void {
+    const shown = value === undefined ? '' : ` ${show(value)}`;
+    this.problems.push({ path, message: `${pathText(path)}: Invalid value:${shown}: ${detail}` });
+  }
+
+  require(path: Segment[], detail = ''): void {
+    this.problems.push({ path, message: `${pathText(path)}: Required value${detail ? `: ${detail}` : ''}` });
+  }
+
+  /** Present and an object (or absent when optional). Returns whether it is an object. */
+  object(path: Segment[], optional = true): boolean {
+    const v = this.get(path);
+    if (v === undefined || v === null) {
+      if (!optional) this.require(path);
+      return false;
+    }
+    if (!isRecord(v)) {
+      this.fail(path, v, 'must be an object');
+      return false;
+    }
+    return true;
+  }
+
+  /** Each element of an optional list: calls `each` with the element's path. */
+  list(path: Segment[], each?: (at: Segment[]) => void): void {
+    const v = this.get(path);
+    if (v === undefined || v === null) return;
+    if (!Array.isArray(v)) {
+      this.fail(path, v, 'must be a list');
+      return;
+    }
+    if (each) for (let i = 0; i < v.length; i++) each([...path, i]);
+  }
+
+  string(path: Segment[], optional = true): void {
+    const v = this.get(path);
+    if (v === undefined || v === null) {
+      if (!optional) this.require(path);
+      return;
+    }
+    if (typeof v !== 'string') this.fail(path, v, 'must be a string');
+  }
+
+  boolean(path: Segment[]): void {
+    const v = this.get(path);
+    if (v !== undefined && v !== null && typeof v !== 'boolean') this.fail(path, v, 'must be true or false');
+  }
+
+  oneOf(path: Segment[], allowed: readonly string[], optional = true): void {
+    const v = this.get(path);
+    if (v === undefined || v === null || v === '') {
+      if (!optional) this.require(path);
+      return;
+    }
+    if (typeof v !== 'string' || !allowed.includes(v)) {
+      this.problems.push({
+        path,
+        message: `${pathText(path)}: Unsupported value: ${show(v)}: supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
+      });
+    }
+  }
+
+  port(path: Segment[], optional: boolean): void {
+    const v = this.get(path);
+    if (v === undefined || v === null) {
+      if (!optional) this.require(path);
+      return;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 65535) {
+      this.fail(path, v, 'must be between 1 and 65535, inclusive');
+    }
+  }
+
+  ip(path: Segment[], optional = true, extra: readonly string[] = []): void {
+    const v = this.get(path);
+    if (v === undefined || v === null) {
+      if (!optional) this.require(path);
+      return;
+    }
+    if (typeof v !== 'string' || (!extra.includes(v) && isIP(v) === 0)) {
+      this.fail(path, v, 'must be a valid IP address');
+    }
+  }
+
+  stringMap(path: Segment[]): void {
+    if (!this.object(path)) return;
+    const m = this.get(path) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(m)) {
+      if (typeof v !== 'string') this.fail([...path, k], v, 'must be a string');
+    }
+  }
+
+  /** metadata; namespaced objects without a namespace land in "default", as `kubectl apply` does. */
+  meta(namespaced: boolean): void {
+    if (!this.object(['metadata'], false)) return;
+    const meta = this.get(['metadata']) as Record<string, unknown>;
+    const name = meta['name'];
+    if (typeof name !== 'string' || name === '') {
+      if (name === undefined || name === '') this.require(['metadata', 'name'], 'name or generateName is required');
+      else this.fail(['metadata', 'name'], name, 'must be a string');
+    }
+    this.string(['metadata', 'namespace']);
+    if (namespaced && (meta['namespace'] === undefined || meta['namespace'] === '')) meta['namespace'] = 'default';
+    if (!namespaced) delete meta['namespace'];
+    this.stringMap(['metadata', 'labels']);
+    this.stringMap(['metadata', 'annotations']);
+  }
+
+  ports(path: Segment[], servicePort: boolean): void {
+    this.list(path, (at) => {
+      if (!this.object(at, false)) return;
+      this.string([...at, 'name']);
+      this.oneOf([...at, 'protocol'], PROTOCOLS);
+      this.port([...at, 'port'], !servicePort);
+    });
+  }
+}
+
+const PROTOCOLS = ['TCP', 'UDP', 'SCTP'] as const;
+
+const SPEC_CHECKS: Record<string, (c: Checker) => void> = {
+  Service(c) {
+    if (!c.object(['spec'], false)) return;
+    c.oneOf(['spec', 'type'], ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName']);
+    c.ip(['spec', 'clusterIP'], true, ['None', '']);
+    c.list(['spec', 'clusterIPs'], (at) => c.ip(at, false, ['None']));
+    c.list(['spec', 'ipFamilies'], (at) => c.oneOf(at, ['IPv4', 'IPv6'], false));
+    c.string(['spec', 'externalName']);
+    if (c.get(['spec', 'type']) === 'ExternalName' && !c.get(['spec', 'externalName'])) {
+      c.require(['spec', 'externalName'], 'an ExternalName service needs one');
+    }
+    c.ports(['spec', 'ports'], true);
+    c.boolean(['spec', 'publishNotReadyAddresses']);
+  },
+  EndpointSlice(c) {
+    c.oneOf(['addressType'], ['IPv4', 'IPv6', 'FQDN'], false);
+    const family = c.get(['addressType']);
+    c.list(['endpoints'], (at) => {
+      if (!c.object(at, false)) return;
+      const addrs = [...at, 'addresses'];
+      if (!Array.isArray(c.get(addrs))) c.require(addrs);
+      else if (family === 'FQDN') c.list(addrs, (a) => c.string(a, false));
+      else c.list(addrs, (a) => c.ip(a, false));
+      if (c.object([...at, 'conditions'])) {
+        for (const cond of ['ready', 'serving', 'terminating']) c.boolean([...at, 'conditions', cond]);
+      }
+      c.string([...at, 'hostname']);
+      c.string([...at, 'nodeName']);
+      c.object([...at, 'targetRef']);
+    });
+    c.ports(['ports'], false);
+  },
+  Endpoints(c) {
+    c.list(['subsets'], (at) => {
+      if (!c.object(at, false)) return;
+      for (const group of ['addresses', 'notReadyAddresses']) {
+        c.list([...at, group], (a) => {
+          if (!c.object(a, false)) return;
+          c.ip([...a, 'ip'], false);
+          c.string([...a, 'hostname']);
+          c.object([...a, 'targetRef']);
+        });
+      }
+      c.ports([...at, 'ports'], false);
+    });
+  },
+  Pod(c) {
+    c.object(['spec']);
+    if (!c.object(['status'])) return;
+    c.string(['status', 'phase']);
+    c.ip(['status', 'podIP'], true, ['']);
+    c.list(['status', 'podIPs'], (at) => {
+      if (c.object(at, false)) c.ip([...at, 'ip'], false);
+    });
+  },
+  Node(c) {
+    if (c.object(['spec'])) {
+      c.boolean(['spec', 'unschedulable']);
+      c.list(['spec', 'taints'], (at) => {
+        if (!c.object(at, false)) return;
+        c.string([...at, 'key'], false);
+        c.string([...at, 'value']);
+        c.oneOf([...at, 'effect'], ['NoSchedule', 'PreferNoSchedule', 'NoExecute'], false);
+      });
+    }
+  },
+};
+
+/** Reads one file; an unreadable file is an error value like a malformed one. */
+export async function loadManifestFile(path: string): Promise<ManifestFileResult> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    return { file: path, objects: [], errors: [{ file: path, line: 0, message: `cannot read: ${(err as Error).message}` }] };
+  }
+  return { file: path, ...parseManifests(text, path) };
+}
+
+/**
+ * Reads every manifest file in a directory and its subdirectories (sorted by path, so the
+ * result does not depend on the file system's order). Hidden entries are skipped.
+ */
+export async function loadManifestDir(dir: string): Promise<ManifestFileResult[]> {
+  const files = await listManifestFiles(dir);
+  const results: ManifestFileResult[] = [];
+  for (const f of files) results.push(await loadManifestFile(f));
+  return results;
+}
+
+/** Manifest files under `dir`, recursively, sorted. Throws only when `dir` itself cannot be read. */
+export async function listManifestFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string, top: boolean): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch (err) {
+      if (top) throw err;
+      return; // a subfolder removed while we walk: its files are simply gone
+    }
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p, false);
+      else if ((e.isFile() || e.isSymbolicLink()) && isManifestFile(e.name)) out.push(p);
+    }
+  };
+  await walk(dir, true);
+  return out.sort();
+}
