@@ -1,0 +1,203 @@
+// One loaded configuration: every server block set up with its own plugin instances, grouped
+// into the listeners they need. Building it has no effect on the running server, so a reload
+// that fails leaves the old instance serving untouched.
+
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
+import { parseCorefile, parseServerKey } from '../corefile/parser.js';
+import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next } from './plugin.js';
+import { pluginRank } from './order.js';
+import type { DnsRequest } from './request.js';
+
+export type Handler = (req: DnsRequest) => ReturnType<Next>;
+
+/** A server block ready to answer: its zones and its chain. */
+export interface LoadedBlock {
+  info: BlockInfo;
+  plugins: Plugin[];
+  handle: Handler;
+}
+
+/** Where a group of blocks listens; blocks sharing transport, address and port share a listener. */
+export interface ListenSpec {
+  transport: 'dns';
+  address: string;
+  port: number;
+  /** zone → block: the longest matching zone wins. */
+  zones: Map<string, LoadedBlock>;
+}
+
+export interface ConfigInstance {
+  corefilePath: string;
+  corefileText: string;
+  blocks: LoadedBlock[];
+  listens: ListenSpec[];
+  /** Every plugin of every block, in setup order (for start/stop/readiness). */
+  plugins: Array<{ plugin: Plugin; zone: string }>;
+}
+
+const pluginsDir = new URL('../plugins/', import.meta.url);
+
+async function loadSetup(d: Directive): Promise<SetupFn> {
+  const folder = new URL(`${d.name}/`, pluginsDir);
+  const candidates = ['setup.js', 'setup.ts'].map((f) => new URL(f, folder));
+  const found = candidates.find((u) => existsSync(fileURLToPath(u)));
+  if (!found) throw CorefileError.at(d, `plugin "${d.name}" is not available in kdns`);
+  const mod = (await import(found.href)) as { setup?: SetupFn };
+  if (typeof mod.setup !== 'function') throw CorefileError.at(d, `plugin "${d.name}" has no setup`);
+  return mod.setup;
+}
+
+/** Runs the chain: each plugin gets the next one's handler; the end of the chain answers nothing. */
+export function buildChain(plugins: Plugin[]): Handler {
+  let next: Handler = () => undefined;
+  for (let i = plugins.length - 1; i >= 0; i--) {
+    const p = plugins[i] as Plugin;
+    if (!p.serve) continue;
+    const after = next;
+    const serve = p.serve.bind(p);
+    next = (req) => serve(req, after);
+  }
+  return next;
+}
+
+function blockInfo(block: ServerBlock, keys: ServerKey[], defaultPort: number): BlockInfo {
+  const ports = new Set(keys.map((k) => k.port ?? defaultPort));
+  if (ports.size > 1) {
+    throw CorefileError.at(block, `keys of one server block must share a port (got ${[...ports].join(', ')})`);
+  }
+  return {
+    keys,
+    zones: keys.map((k) => k.zone),
+    port: [...ports][0] ?? defaultPort,
+    settings: { listenAddresses: [] },
+    file: block.file,
+    line: block.line,
+  };
+}
+
+function sortedDirectives(block: ServerBlock): Directive[] {
+  for (const d of block.directives) {
+    if (pluginRank(d.name) === undefined) throw CorefileError.at(d, `unknown directive "${d.name}"`);
+  }
+  // Array.prototype.sort is stable: repeated directives keep their Corefile order.
+  return [...block.directives].sort((a, b) => (pluginRank(a.name) as number) - (pluginRank(b.name) as number));
+}
+
+export interface LoadContext {
+  shared: Shared;
+  options: ServeOptions;
+  server: ServerControl;
+}
+
+/** Stops what a failed or retired instance started; never throws. */
+export async function stopPlugins(plugins: Array<{ plugin: Plugin }>, onError: (e: unknown) => void): Promise<void> {
+  await Promise.all(
+    plugins.map(async ({ plugin }) => {
+      try {
+        await plugin.stop?.();
+      } catch (e) {
+        onError(e);
+      }
+    }),
+  );
+}
+
+export async function loadConfig(corefilePath: string, corefileText: string, ctx: LoadContext): Promise<ConfigInstance> {
+  const shownName = corefilePath;
+  const blocks = parseCorefile(corefileText, { file: shownName, baseDir: dirname(resolve(corefilePath)) });
+  const instance = new Map<string, unknown>();
+  const loaded: LoadedBlock[] = [];
+  const all: Array<{ plugin: Plugin; zone: string }> = [];
+  try {
+    for (const block of blocks) {
+      const keys = block.keys.flatMap((k) => parseServerKey(k, ctx.options.defaultPort));
+      for (const k of keys) {
+        if (k.transport !== 'dns') throw CorefileError.at(block, `transport ${k.transport}:// is not supported by kdns yet (key "${k.raw}")`);
+      }
+      const info = blockInfo(block, keys, ctx.options.defaultPort);
+      const plugins: Plugin[] = [];
+      for (const d of sortedDirectives(block)) {
+        const setup = await loadSetup(d);
+        const plugin = await setup({
+          directive: d,
+          block: info,
+          corefilePath: resolve(corefilePath),
+          shared: ctx.shared,
+          options: ctx.options,
+          instance,
+          server: ctx.server,
+        });
+        plugins.push(plugin);
+        all.push({ plugin, zone: info.zones[0] ?? '.' });
+      }
+      loaded.push({ info, plugins, handle: buildChain(plugins) });
+    }
+  } catch (e) {
+    await stopPlugins(all, () => undefined);
+    throw e;
+  }
+  return { corefilePath, corefileText, blocks: loaded, listens: groupListeners(loaded), plugins: all };
+}
+
+const WILDCARD = '';
+
+/** Groups blocks by (address, port); a zone served twice on one address and port is an error. */
+export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
+  const specs = new Map<string, ListenSpec>();
+  for (const b of blocks) {
+    const addresses = b.info.settings.listenAddresses.length > 0 ? b.info.settings.listenAddresses : [WILDCARD];
+    for (const address of addresses) {
+      const key = `${address}|${b.info.port}`;
+      let spec = specs.get(key);
+      if (!spec) {
+        spec = { transport: 'dns', address, port: b.info.port, zones: new Map() };
+        specs.set(key, spec);
+      }
+      for (const zone of b.info.zones) {
+        if (spec.zones.has(zone)) {
+          throw new CorefileError(b.info.file, b.info.line, `cannot serve dns://${zone}:${b.info.port} - it is already defined`);
+        }
+        spec.zones.set(zone, b);
+      }
+    }
+  }
+  const list = [...specs.values()];
+  for (const s of list) {
+    if (s.address !== WILDCARD) continue;
+    const clash = list.find((o) => o.port === s.port && o.address !== WILDCARD);
+    if (clash) {
+      throw new CorefileError('Corefile', 0, `port ${s.port}: a block without "bind" listens on every address, so no other block can bind ${clash.address} on the same port`);
+    }
+  }
+  return list;
+}
+
+/** The longest zone of `zones` that contains `name` (lower-case, absolute), if any. */
+export function routeByZone(zones: Map<string, LoadedBlock>, name: string): string | undefined {
+  let candidate = name;
+  for (;;) {
+    if (zones.has(candidate)) return candidate;
+    if (candidate === '.') return undefined;
+    const dot = nextLabelDot(candidate);
+    candidate = dot < 0 || dot === candidate.length - 1 ? '.' : candidate.slice(dot + 1);
+  }
+}
+
+/** Index of the dot that ends the first label, skipping escaped dots (`\.`). */
+function nextLabelDot(name: string): number {
+  let i = 0;
+  while (i < name.length) {
+    const c = name.charCodeAt(i);
+    if (c === 92 /* \ */) {
+      i += 2;
+      continue;
+    }
+    if (c === 46 /* . */) return i;
+    i++;
+  }
+  return -1;
+}
+

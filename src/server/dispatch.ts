@@ -1,0 +1,104 @@
+// The per-query path shared by UDP and TCP: sanity checks, zone routing, the plugin chain, and
+// the bytes to send back. Returns undefined to drop a packet (unparseable, or a response).
+
+import { DnsFormatError, parseQuery } from '../dns/codec.js';
+import { RCode } from '../dns/types.js';
+import type { LoadedBlock } from './config.js';
+import { routeByZone } from './config.js';
+import { finalizeReply } from './finalize.js';
+import { PluginError } from './plugin.js';
+import { errorReply, type Reply } from './reply.js';
+import { DnsRequest, type ClientInfo } from './request.js';
+
+export type Outcome = Buffer | undefined | Promise<Buffer | undefined>;
+
+export interface DispatchHooks {
+  /** A plugin threw something that is not a PluginError: a bug. Logged and counted. */
+  onPanic(err: unknown, req: DnsRequest): void;
+}
+
+const QR = 0x8000;
+
+/** Header-only error reply (no question could be echoed). */
+function headerReply(raw: Buffer, rcode: number): Buffer {
+  const out = Buffer.alloc(12);
+  raw.copy(out, 0, 0, 4);
+  // QR set, opcode and RD kept, AA/TC/RA/Z/AD/CD and RCODE cleared, then our RCODE.
+  const flags = (raw.readUInt16BE(2) & 0x7900) | QR | (rcode & 0xf);
+  out.writeUInt16BE(flags, 2);
+  return out;
+}
+
+/** Error reply echoing the question bytes as received (used when the rest did not parse). */
+function questionReply(raw: Buffer, questionEnd: number, rcode: number): Buffer {
+  const out = Buffer.alloc(questionEnd);
+  raw.copy(out, 0, 0, questionEnd);
+  out.writeUInt16BE((raw.readUInt16BE(2) & 0x7900) | QR | (rcode & 0xf), 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(0, 10);
+  return out;
+}
+
+function isPromise<T>(v: unknown): v is Promise<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+export class Dispatcher {
+  constructor(
+    /** zone → block; replaced wholesale on reload. */
+    public zones: Map<string, LoadedBlock>,
+    private readonly hooks: DispatchHooks,
+  ) {}
+
+  handle(raw: Buffer, client: ClientInfo): Outcome {
+    if (raw.length < 12) return undefined;
+    const flags = raw.readUInt16BE(2);
+    if (flags & QR) return undefined; // never answer a response: that is how loops start
+    if (raw.readUInt16BE(4) !== 1) return headerReply(raw, RCode.FORMERR);
+    let query;
+    try {
+      query = parseQuery(raw);
+    } catch (e) {
+      if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, RCode.FORMERR);
+      return undefined;
+    }
+    const req = new DnsRequest(raw, query, client);
+    if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
+    if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
+    const zone = routeByZone(this.zones, query.name);
+    if (zone === undefined) return finalizeReply(req, errorReply(req, RCode.REFUSED));
+    req.zone = zone;
+    const block = this.zones.get(zone) as LoadedBlock;
+    let result;
+    try {
+      result = block.handle(req);
+    } catch (e) {
+      return this.fail(req, e);
+    }
+    if (isPromise<Reply | undefined>(result)) {
+      return result.then(
+        (r) => this.finish(req, r),
+        (e: unknown) => this.fail(req, e),
+      );
+    }
+    return this.finish(req, result);
+  }
+
+  private finish(req: DnsRequest, reply: Reply | undefined): Buffer {
+    // Nothing in the chain answered: CoreDNS's "no next plugin found" is a SERVFAIL.
+    const r = reply ?? errorReply(req, RCode.SERVFAIL);
+    try {
+      return finalizeReply(req, r);
+    } catch (e) {
+      this.hooks.onPanic(e, req);
+      return finalizeReply(req, errorReply(req, RCode.SERVFAIL));
+    }
+  }
+
+  private fail(req: DnsRequest, e: unknown): Buffer {
+    if (e instanceof PluginError) return finalizeReply(req, errorReply(req, e.rcode, e));
+    this.hooks.onPanic(e, req);
+    return finalizeReply(req, errorReply(req, RCode.SERVFAIL, e instanceof Error ? e : new Error(String(e))));
+  }
+}

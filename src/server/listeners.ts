@@ -1,0 +1,165 @@
+// UDP and TCP sockets for one address:port. Both hand raw messages to a Dispatcher, whose
+// routing table a reload swaps without closing the sockets.
+
+import dgram from 'node:dgram';
+import net from 'node:net';
+import type { Dispatcher, Outcome } from './dispatch.js';
+import type { ClientInfo } from './request.js';
+
+export interface TcpLimits {
+  /** Close a connection with no complete query for this long (ms). */
+  idleTimeoutMs: number;
+  /** Refuse connections beyond this many open ones. */
+  maxConnections: number;
+  /** Queries of one connection being answered at once; reading pauses beyond it. */
+  maxInflightPerConnection: number;
+  /** Drop a client that does not read its answers once this much is queued (bytes). */
+  maxQueuedBytes: number;
+}
+
+export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  idleTimeoutMs: 10_000,
+  maxConnections: 1000,
+  maxInflightPerConnection: 128,
+  maxQueuedBytes: 1 << 20,
+};
+
+const MAPPED_V4 = '::ffff:';
+
+/** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
+function plainAddress(a: string): string {
+  return a.startsWith(MAPPED_V4) && a.includes('.') ? a.slice(MAPPED_V4.length) : a;
+}
+
+function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+export interface Listener {
+  readonly transport: 'udp' | 'tcp';
+  readonly address: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function listenUdp(address: string, port: number, dispatcher: Dispatcher): Promise<Listener> {
+  const wildcard = address === '';
+  const type = wildcard || net.isIPv6(address) ? 'udp6' : 'udp4';
+  const socket = dgram.createSocket({ type, ipv6Only: false });
+  const bindTo = wildcard ? '::' : address;
+  await new Promise<void>((resolveBind, reject) => {
+    socket.once('error', reject);
+    socket.bind(port, bindTo, () => {
+      socket.off('error', reject);
+      resolveBind();
+    });
+  });
+  const local = socket.address();
+  socket.on('error', () => {
+    // A send to a vanished client (ICMP unreachable) surfaces here; the socket stays usable.
+  });
+  const localAddress = plainAddress(local.address);
+  socket.on('message', (msg, rinfo) => {
+    const client: ClientInfo = {
+      transport: 'udp',
+      remoteAddress: plainAddress(rinfo.address),
+      remotePort: rinfo.port,
+      localAddress,
+      localPort: local.port,
+    };
+    const out = dispatcher.handle(msg, client);
+    if (out === undefined) return;
+    if (isPromise(out)) {
+      out.then((bytes) => {
+        if (bytes) socket.send(bytes, rinfo.port, rinfo.address);
+      });
+    } else {
+      socket.send(out, rinfo.port, rinfo.address);
+    }
+  });
+  return {
+    transport: 'udp',
+    address,
+    port: local.port,
+    close: () => new Promise<void>((r) => socket.close(() => r())),
+  };
+}
+
+export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
+  const server = net.createServer({ noDelay: true });
+  server.maxConnections = limits.maxConnections;
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    serveConnection(socket, dispatcher, limits);
+  });
+  server.on('error', () => undefined);
+  const wildcard = address === '';
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host: wildcard ? '::' : address, ipv6Only: false }, () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  const bound = server.address() as net.AddressInfo;
+  return {
+    transport: 'tcp',
+    address,
+    port: bound.port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+/**
+ * One TCP connection: 2-byte length framing, any number of queries, answered as they complete
+ * (pipelined, possibly out of order, as RFC 7766 allows).
+ */
+function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: TcpLimits): void {
+  const client: ClientInfo = {
+    transport: 'tcp',
+    remoteAddress: plainAddress(socket.remoteAddress ?? ''),
+    remotePort: socket.remotePort ?? 0,
+    localAddress: plainAddress(socket.localAddress ?? ''),
+    localPort: socket.localPort ?? 0,
+  };
+  let pending: Buffer = Buffer.alloc(0);
+  let inflight = 0;
+  socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+
+  const write = (bytes: Buffer | undefined): void => {
+    if (!bytes || socket.destroyed) return;
+    const frame = Buffer.allocUnsafe(bytes.length + 2);
+    frame.writeUInt16BE(bytes.length, 0);
+    bytes.copy(frame, 2);
+    socket.write(frame);
+    if (socket.writableLength > limits.maxQueuedBytes) socket.destroy();
+  };
+
+  const settle = (bytes: Buffer | undefined): void => {
+    inflight--;
+    write(bytes);
+    if (socket.isPaused() && inflight < limits.maxInflightPerConnection) socket.resume();
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 2) {
+      const len = pending.readUInt16BE(0);
+      if (pending.length < 2 + len) break;
+      const msg = pending.subarray(2, 2 + len);
+      pending = pending.subarray(2 + len);
+      inflight++;
+      const out = dispatcher.handle(msg, client);
+      if (isPromise(out)) out.then(settle, () => settle(undefined));
+      else settle(out);
+    }
+    if (inflight >= limits.maxInflightPerConnection) socket.pause();
+  });
+}

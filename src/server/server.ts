@@ -1,0 +1,236 @@
+// The running kdns server: one config instance serving at a time, listeners that outlive
+// reloads, and the lifecycle (start, reload, lameduck shutdown).
+
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { loadConfig, stopPlugins, type ConfigInstance, type ListenSpec } from './config.js';
+import { Dispatcher } from './dispatch.js';
+import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits } from './listeners.js';
+import { createLogger, type Logger } from './log.js';
+import { counter } from './metrics.js';
+import type { ServeOptions, ServerControl, Shared } from './plugin.js';
+
+export interface StartOptions {
+  /** Path of the Corefile; reload re-reads it. */
+  corefilePath: string;
+  /** Text to use instead of reading corefilePath at start (tests, the embedded demo). */
+  corefileText?: string;
+  options?: Partial<ServeOptions>;
+  log?: Logger;
+  tcpLimits?: Partial<TcpLimits>;
+}
+
+export interface ListeningAddress {
+  transport: 'udp' | 'tcp';
+  address: string;
+  port: number;
+}
+
+interface OpenListener {
+  spec: ListenSpec;
+  dispatcher: Dispatcher;
+  udp: Listener;
+  tcp: Listener;
+}
+
+function listenKey(spec: { address: string; port: number }): string {
+  return `${spec.address}|${spec.port}`;
+}
+
+function describeError(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function createShared(log: Logger): Shared {
+  const singletons = new Map<string, unknown>();
+  return {
+    metrics: new Registry(),
+    log,
+    singleton<T>(key: string, create: () => T): T {
+      if (!singletons.has(key)) singletons.set(key, create());
+      return singletons.get(key) as T;
+    },
+  };
+}
+
+export class KdnsServer implements ServerControl {
+  readonly shared: Shared;
+  private current?: ConfigInstance;
+  private readonly open = new Map<string, OpenListener>();
+  private stopping = false;
+  private readonly options: ServeOptions;
+  private readonly tcpLimits: TcpLimits;
+  private reloadChain: Promise<boolean> = Promise.resolve(true);
+
+  constructor(
+    private readonly corefilePath: string,
+    opts: StartOptions,
+  ) {
+    this.shared = createShared(opts.log ?? createLogger());
+    this.options = { defaultPort: 53, ...opts.options };
+    this.tcpLimits = { ...DEFAULT_TCP_LIMITS, ...opts.tcpLimits };
+  }
+
+  get log(): Logger {
+    return this.shared.log;
+  }
+
+  /** Loads, starts and listens; throws (with nothing left running) when any step fails. */
+  async start(text: string): Promise<void> {
+    const instance = await this.build(text);
+    try {
+      await this.activate(instance);
+    } catch (e) {
+      await stopPlugins(instance.plugins, () => undefined);
+      throw e;
+    }
+  }
+
+  private async build(text: string): Promise<ConfigInstance> {
+    const instance = await loadConfig(this.corefilePath, text, { shared: this.shared, options: this.options, server: this });
+    try {
+      for (const { plugin } of instance.plugins) await plugin.start?.();
+    } catch (e) {
+      await stopPlugins(instance.plugins, () => undefined);
+      throw e;
+    }
+    return instance;
+  }
+
+  /** Opens what the instance needs, swaps routing tables, closes what it no longer needs. */
+  private async activate(instance: ConfigInstance): Promise<void> {
+    const opened: OpenListener[] = [];
+    try {
+      for (const spec of instance.listens) {
+        if (this.open.has(listenKey(spec))) continue;
+        opened.push(await this.openListener(spec));
+      }
+    } catch (e) {
+      await Promise.all(opened.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+      throw e;
+    }
+    for (const o of opened) this.open.set(listenKey(o.spec), o);
+    const wanted = new Set(instance.listens.map(listenKey));
+    for (const spec of instance.listens) {
+      const o = this.open.get(listenKey(spec)) as OpenListener;
+      o.spec = spec;
+      o.dispatcher.zones = spec.zones;
+    }
+    const retired: OpenListener[] = [];
+    for (const [key, o] of this.open) {
+      if (!wanted.has(key)) {
+        retired.push(o);
+        this.open.delete(key);
+      }
+    }
+    const previous = this.current;
+    this.current = instance;
+    await Promise.all(retired.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+    if (previous) await stopPlugins(previous.plugins, (e) => this.log.error(`stopping retired config: ${describeError(e)}`));
+  }
+
+  private async openListener(spec: ListenSpec): Promise<OpenListener> {
+    const panics = counter(this.shared.metrics, 'coredns_panics_total', 'A metrics that counts the number of panics.');
+    const dispatcher = new Dispatcher(spec.zones, {
+      onPanic: (err, req) => {
+        panics.inc();
+        this.log.error(`Recovered from panic in server: "dns://${spec.address}:${spec.port}" ${req.qname} ${req.qtype}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      },
+    });
+    const shown = spec.address === '' ? '' : spec.address;
+    let udp: Listener;
+    try {
+      udp = await listenUdp(spec.address, spec.port, dispatcher);
+    } catch (e) {
+      throw new Error(`listen udp ${shown}:${spec.port}: ${describeError(e)}`);
+    }
+    // Port 0 (tests): TCP takes the port UDP got, so one number serves both.
+    let tcp: Listener;
+    try {
+      tcp = await listenTcp(spec.address, udp.port, dispatcher, this.tcpLimits);
+    } catch (e) {
+      await udp.close();
+      throw new Error(`listen tcp ${shown}:${udp.port}: ${describeError(e)}`);
+    }
+    return { spec, dispatcher, udp, tcp };
+  }
+
+  reload(): Promise<boolean> {
+    // Reloads run one at a time; a second request waits for the first.
+    this.reloadChain = this.reloadChain.then(() => this.reloadNow());
+    return this.reloadChain;
+  }
+
+  private async reloadNow(): Promise<boolean> {
+    if (this.stopping) return false;
+    const failed = counter(this.shared.metrics, 'coredns_reload_failed_total', 'Counter of the number of failed reload attempts.');
+    let instance: ConfigInstance | undefined;
+    try {
+      const text = readFileSync(this.corefilePath, 'utf8');
+      instance = await this.build(text);
+      await this.activate(instance);
+      return true;
+    } catch (e) {
+      if (instance) await stopPlugins(instance.plugins, () => undefined);
+      failed.inc();
+      this.log.error(`Restart failed: ${describeError(e)}`);
+      return false;
+    }
+  }
+
+  corefileText(): string {
+    return this.current?.corefileText ?? '';
+  }
+
+  readiness(): Array<{ plugin: string; zone: string; status: true | string }> {
+    const out: Array<{ plugin: string; zone: string; status: true | string }> = [];
+    for (const { plugin, zone } of this.current?.plugins ?? []) {
+      if (plugin.ready) out.push({ plugin: plugin.name, zone, status: plugin.ready() });
+    }
+    return out;
+  }
+
+  shuttingDown(): boolean {
+    return this.stopping;
+  }
+
+  listening(): ListeningAddress[] {
+    return [...this.open.values()].flatMap((o) => [
+      { transport: 'udp' as const, address: o.udp.address, port: o.udp.port },
+      { transport: 'tcp' as const, address: o.tcp.address, port: o.tcp.port },
+    ]);
+  }
+
+  /** Graceful stop: plugins' beforeShutdown (lameduck) while still answering, then close. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    await this.reloadChain.catch(() => undefined);
+    const plugins = this.current?.plugins ?? [];
+    await Promise.all(plugins.map(async ({ plugin }) => plugin.beforeShutdown?.()));
+    await this.closeAll();
+  }
+
+  /** Immediate stop: close listeners and stop plugins. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.closeAll();
+  }
+
+  private async closeAll(): Promise<void> {
+    const all = [...this.open.values()];
+    this.open.clear();
+    await Promise.all(all.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+    const instance = this.current;
+    this.current = undefined;
+    if (instance) await stopPlugins(instance.plugins, (e) => this.log.error(`stopping: ${describeError(e)}`));
+  }
+}
+
+/** Loads the Corefile, starts every plugin and opens the listeners. */
+export async function startServer(opts: StartOptions): Promise<KdnsServer> {
+  const server = new KdnsServer(opts.corefilePath, opts);
+  const text = opts.corefileText ?? readFileSync(opts.corefilePath, 'utf8');
+  await server.start(text);
+  return server;
+}
