@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Starts kdns for ../shared/bench/run.sh (its server contract: read BENCH_* from the
+# environment, listen on 127.0.0.1:$BENCH_PORT only, exec the server in the foreground).
+#   KDNS_MODE=kubernetes (default for auth): the kubernetes plugin over $BENCH_DATA/cluster/
+#   KDNS_MODE=hosts      (auth): the hosts plugin over a 10,000-name hosts file made from the fixture
+#   fwd workload:        forward to 127.0.0.1:$BENCH_UPSTREAM_PORT with cache
+# KDNS_PLUGINS adds directives (e.g. "prometheus 127.0.0.1:19153") to measure their cost.
+set -euo pipefail
+: "${BENCH_DATA:?}" "${BENCH_RUN_DIR:?}" "${BENCH_PORT:?}" "${BENCH_WORKLOAD:?}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${KDNS_MODE:-kubernetes}"
+conf="$BENCH_RUN_DIR/Corefile"
+extra="${KDNS_PLUGINS:-}"
+
+case "$BENCH_WORKLOAD" in
+  auth)
+    if [ "$mode" = hosts ]; then
+      # One line per A record of the fixture zone: the same names dnsperf asks for.
+      awk '$4 == "A" { print $5, $1 }' "$BENCH_DATA/cluster.local.zone" | sed 's/\.$//' > "$BENCH_RUN_DIR/hosts"
+      cat > "$conf" <<CONF
+cluster.local:$BENCH_PORT {
+    bind 127.0.0.1
+    $extra
+    hosts $BENCH_RUN_DIR/hosts cluster.local {
+        reload 0
+    }
+}
+CONF
+    else
+      cat > "$conf" <<CONF
+cluster.local:$BENCH_PORT {
+    bind 127.0.0.1
+    $extra
+    kubernetes cluster.local {
+        manifests $BENCH_DATA/cluster
+    }
+}
+CONF
+    fi
+    ;;
+  fwd)
+    cat > "$conf" <<CONF
+.:$BENCH_PORT {
+    bind 127.0.0.1
+    $extra
+    forward . 127.0.0.1:${BENCH_UPSTREAM_PORT:?}
+    cache 30
+}
+CONF
+    ;;
+  *) exit 3 ;;
+esac
+exec node "$here/bin/kdns" serve --conf "$conf"
