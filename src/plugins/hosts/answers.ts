@@ -1,0 +1,95 @@
+// The hot path. Every answer the plugin can give is encoded once, when the data is loaded:
+// per name and type, the answer records as wire bytes whose owner is a compression pointer to
+// the question name (offset 12). A query is then answered by copying its own header and
+// question (so ID and the client's spelling of the name come for free), patching flags and
+// counts, and appending those bytes: no message objects, no name encoding per query.
+
+import { nameToWire } from '../../dns/name.js';
+import { DnsClass, RRType } from '../../dns/types.js';
+import { Reply } from '../../server/reply.js';
+import type { DnsRequest } from '../../server/request.js';
+import type { HostsTable } from './table.js';
+
+/** Some answer records, ready to append after a question. */
+export interface EncodedRRs {
+  bytes: Buffer;
+  count: number;
+}
+
+export interface EncodedName {
+  a: EncodedRRs;
+  aaaa: EncodedRRs;
+}
+
+export interface AnswerIndex {
+  names: Map<string, EncodedName>;
+  reverse: Map<string, EncodedRRs>;
+  entries: number;
+}
+
+export const NO_RECORDS: EncodedRRs = { bytes: Buffer.alloc(0), count: 0 };
+
+/** Pointer to offset 12, where the question name starts in every reply. */
+const OWNER_POINTER = 0xc00c;
+/** Owner pointer, type, class, TTL, RDLENGTH. */
+const RR_FIXED = 12;
+/**
+ * A DNS message over TCP tops out at 65535 bytes; with the header and the longest possible
+ * question, this much answer still fits. Records past it are left out at load time (a
+ * `0.0.0.0 name` ad-block list can put 100k names on one address).
+ */
+export const MAX_ANSWER_BYTES = 65535 - 12 - 255 - 4;
+
+export function encodeRRs(type: number, ttl: number, rdatas: readonly Uint8Array[]): EncodedRRs {
+  let size = 0;
+  let count = 0;
+  for (const rd of rdatas) {
+    if (size + RR_FIXED + rd.length > MAX_ANSWER_BYTES) break;
+    size += RR_FIXED + rd.length;
+    count++;
+  }
+  if (count === 0) return NO_RECORDS;
+  const out = Buffer.allocUnsafe(size);
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    const rd = rdatas[i] as Uint8Array;
+    out.writeUInt16BE(OWNER_POINTER, p);
+    out.writeUInt16BE(type, p + 2);
+    out.writeUInt16BE(DnsClass.IN, p + 4);
+    out.writeUInt32BE(ttl, p + 6);
+    out.writeUInt16BE(rd.length, p + 10);
+    out.set(rd, p + RR_FIXED);
+    p += RR_FIXED + rd.length;
+  }
+  return { bytes: out, count };
+}
+
+export function encodeIndex(table: HostsTable, ttl: number): AnswerIndex {
+  const names = new Map<string, EncodedName>();
+  for (const [name, addrs] of table.names) {
+    names.set(name, { a: encodeRRs(RRType.A, ttl, addrs.v4), aaaa: encodeRRs(RRType.AAAA, ttl, addrs.v6) });
+  }
+  const reverse = new Map<string, EncodedRRs>();
+  for (const [rev, targets] of table.reverse) {
+    reverse.set(rev, encodeRRs(RRType.PTR, ttl, targets.map((t) => nameToWire(t))));
+  }
+  return { names, reverse, entries: table.entries };
+}
+
+// Header flag bits kept from the query (opcode, RD, CD) and set in every hosts reply (QR, AA).
+const KEEP_FROM_QUERY = 0x7800 | 0x0100 | 0x0010;
+const QR_AA = 0x8000 | 0x0400;
+
+/** The reply to `req`: its header and question, then `rrs` as the answer section. */
+export function wireReply(req: DnsRequest, rcode: number, rrs: EncodedRRs): Reply {
+  const q = req.query;
+  const qEnd = q.questionEnd;
+  const out = Buffer.allocUnsafe(qEnd + rrs.bytes.length);
+  req.raw.copy(out, 0, 0, qEnd);
+  out.writeUInt16BE((q.flags & KEEP_FROM_QUERY) | QR_AA | rcode, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(rrs.count, 6);
+  out.writeUInt32BE(0, 8);
+  rrs.bytes.copy(out, qEnd);
+  return Reply.fromWire(out, rcode);
+}
