@@ -1,0 +1,186 @@
+// HTTP endpoints for health, ready and prometheus: one listener per address for the whole
+// process, shared by every server block and every config instance that names the address, so a
+// reload neither drops the port nor fails on "address already in use" against itself.
+//
+// A path may be claimed by several owners at once (old and new config during a reload); the
+// latest claim answers, and the listener closes when the last claim on its last path is released.
+
+import http from 'node:http';
+import net from 'node:net';
+import type { Shared } from '../../server/plugin.js';
+
+export type RouteHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
+
+export interface HttpAddress {
+  /** Host to bind; undefined = every address (Go's ":8080"). */
+  host: string | undefined;
+  port: number;
+  /** As written in the Corefile, for messages. */
+  text: string;
+}
+
+/**
+ * Parses `host:port`, `:port` or `[v6]:port` as Go's net.SplitHostPort would accept it.
+ * Returns an error message (without position) when it is not an address.
+ */
+export function parseHttpAddress(text: string): HttpAddress | string {
+  let host: string;
+  let portText: string;
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']');
+    if (close < 0 || text[close + 1] !== ':') return `address ${text}: missing port in address`;
+    host = text.slice(1, close);
+    portText = text.slice(close + 2);
+    if (!net.isIPv6(host)) return `address ${text}: invalid IPv6 address`;
+  } else {
+    const colon = text.lastIndexOf(':');
+    if (colon < 0) return `address ${text}: missing port in address`;
+    host = text.slice(0, colon);
+    portText = text.slice(colon + 1);
+    if (host.includes(':')) return `address ${text}: too many colons in address`;
+  }
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) return `address ${text}: invalid port "${portText}"`;
+  return { host: bindHost(host), port: Number(portText), text };
+}
+
+/**
+ * Go listens on one address for a name (IPv4 first), so "localhost" is 127.0.0.1 there; Node
+ * would pick whatever the resolver lists first (often ::1), which scrapers of 127.0.0.1 miss.
+ */
+function bindHost(host: string): string | undefined {
+  if (host === '') return undefined;
+  if (host === 'localhost') return '127.0.0.1';
+  return host;
+}
+
+/** An address to reach a listener from this host: loopback when it listens on every address. */
+export function loopbackUrl(address: HttpAddress, port: number, path: string): string {
+  const host = address.host === undefined || address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host;
+  return `http://${net.isIPv6(host) ? `[${host}]` : host}:${port}${path}`;
+}
+
+interface Claim {
+  handler: RouteHandler;
+}
+
+export class HttpEndpoint {
+  private server: http.Server | undefined;
+  private readonly routes = new Map<string, Claim[]>();
+  // Opening and closing are serialized so a release racing a claim never closes a port in use.
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly address: HttpAddress) {}
+
+  /** The port actually bound (differs from address.port only for port 0). */
+  get port(): number {
+    const a = this.server?.address();
+    return a && typeof a === 'object' ? a.port : this.address.port;
+  }
+
+  get listening(): boolean {
+    return this.server !== undefined;
+  }
+
+  /**
+   * Makes `handler` answer `path` (opening the listener if needed). Resolves to the function
+   * that gives the claim back. Rejects with a message naming `owner` when the port cannot be bound.
+   */
+  claim(path: string, handler: RouteHandler, owner: string): Promise<() => Promise<void>> {
+    return this.serialized(async () => {
+      const claim: Claim = { handler };
+      const list = this.routes.get(path) ?? [];
+      list.push(claim);
+      this.routes.set(path, list);
+      if (!this.server) {
+        try {
+          this.server = await this.listen();
+        } catch (e) {
+          this.drop(path, claim);
+          throw new Error(`plugin/${owner}: cannot listen on ${this.address.text}: ${describeListenError(e)}`);
+        }
+      }
+      let released = false;
+      return () => {
+        if (released) return Promise.resolve();
+        released = true;
+        return this.release(path, claim);
+      };
+    });
+  }
+
+  private release(path: string, claim: Claim): Promise<void> {
+    return this.serialized(async () => {
+      this.drop(path, claim);
+      if (this.routes.size === 0 && this.server) {
+        const server = this.server;
+        this.server = undefined;
+        await closeServer(server);
+      }
+    });
+  }
+
+  private drop(path: string, claim: Claim): void {
+    const list = this.routes.get(path);
+    if (!list) return;
+    const i = list.indexOf(claim);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.routes.delete(path);
+  }
+
+  private serialized<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(op);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private listen(): Promise<http.Server> {
+    const server = http.createServer((req, res) => this.dispatch(req, res));
+    // Probes and scrapers open a connection per request; do not let idle ones pin the process.
+    server.keepAliveTimeout = 5000;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ port: this.address.port, host: this.address.host }, () => {
+        server.off('error', reject);
+        server.on('error', () => undefined);
+        resolve(server);
+      });
+    });
+  }
+
+  private dispatch(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const list = this.routes.get(path);
+    const claim = list?.[list.length - 1];
+    if (!claim) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+      return;
+    }
+    Promise.resolve()
+      .then(() => claim.handler(req, res))
+      .catch((e: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(e instanceof Error ? e.message : String(e));
+      });
+  }
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    // Keep-alive connections of scrapers would otherwise hold the port open until they time out.
+    server.closeAllConnections();
+  });
+}
+
+function describeListenError(e: unknown): string {
+  const code = (e as { code?: string }).code;
+  if (code === 'EADDRINUSE') return 'address already in use';
+  if (code === 'EADDRNOTAVAIL') return 'cannot assign requested address';
+  if (code === 'EACCES') return 'permission denied';
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The process-wide endpoint for an address (one per host:port, whatever the spelling). */
+export function endpointFor(shared: Shared, address: HttpAddress): HttpEndpoint {
+  return shared.singleton(`http-endpoint|${address.host ?? '*'}|${address.port}`, () => new HttpEndpoint(address));
+}
