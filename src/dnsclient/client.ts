@@ -1,0 +1,92 @@
+// A DNS client for one upstream server: UDP, TCP and DNS-over-TLS with reused sockets. Callers
+// hand it a query in wire form and get the reply in wire form with their own ID back on it; the
+// ID on the wire is fresh and random. The forward plugin uses it; so can anything else in kdns
+// that needs to ask an upstream (nodecache, node-resolver).
+import net from 'node:net';
+import { ExchangeError } from './errors.js';
+import { StreamTransport, type TlsSettings } from './stream.js';
+import { UdpTransport, type ConnStats } from './udp.js';
+import { questionEnd } from './wire.js';
+
+export type { TlsSettings } from './stream.js';
+export type { ConnStats } from './udp.js';
+
+/** How the query travels. For a DNS-over-TLS upstream both mean TLS. */
+export type Proto = 'udp' | 'tcp';
+
+export interface UpstreamTarget {
+  /** IP address literal (IPv4 or IPv6, no brackets). */
+  host: string;
+  port: number;
+  /** Present for DNS over TLS. */
+  tls?: TlsSettings;
+}
+
+export interface DnsClientOptions {
+  /** Reused sockets and connections are closed after this long unused (CoreDNS `expire`, default 10 s). */
+  expireMs?: number;
+}
+
+export const DEFAULT_EXPIRE_MS = 10_000;
+
+/** "127.0.0.1:53", "[2001:db8::1]:53": how CoreDNS names an upstream in logs and metric labels. */
+export function hostPort(host: string, port: number): string {
+  return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+export class DnsClient {
+  /** "ip:port" of the upstream. */
+  readonly address: string;
+  private readonly udp?: UdpTransport;
+  private readonly stream: StreamTransport;
+
+  constructor(
+    readonly target: UpstreamTarget,
+    opts: DnsClientOptions = {},
+  ) {
+    const expireMs = opts.expireMs ?? DEFAULT_EXPIRE_MS;
+    this.address = hostPort(target.host, target.port);
+    if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs);
+    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs);
+  }
+
+  get isTls(): boolean {
+    return this.target.tls !== undefined;
+  }
+
+  /** Connection reuse per protocol ("udp", "tcp", "tcp-tls"), for the conn_cache metrics. */
+  connStats(): Array<{ proto: string; stats: ConnStats }> {
+    const out = [{ proto: this.stream.proto, stats: this.stream.stats }];
+    if (this.udp) out.unshift({ proto: 'udp', stats: this.udp.stats });
+    return out;
+  }
+
+  /** The protocol an exchange asked as `proto` actually uses. */
+  protoFor(proto: Proto): string {
+    return this.isTls ? 'tcp-tls' : proto;
+  }
+
+  /**
+   * Sends `query` and resolves to the reply, its ID set back to the query's. Rejects with
+   * ExchangeError. A query whose reused TCP/TLS connection the upstream had closed is sent
+   * once more on a fresh connection, as that says nothing about the upstream's health.
+   */
+  exchange(query: Uint8Array, proto: Proto, timeoutMs: number): Promise<Buffer> {
+    const qEnd = questionEnd(query);
+    if (qEnd < 0) {
+      return Promise.reject(new ExchangeError('network', this.protoFor(proto), this.address, 'malformed query'));
+    }
+    if (proto === 'udp' && this.udp) return this.udp.exchange(query, qEnd, timeoutMs);
+    const started = Date.now();
+    return this.stream.exchange(query, qEnd, timeoutMs).catch((e: unknown) => {
+      const left = timeoutMs - (Date.now() - started);
+      if (e instanceof ExchangeError && e.kind === 'closed' && left > 0) return this.stream.exchange(query, qEnd, left);
+      throw e;
+    });
+  }
+
+  close(): void {
+    this.udp?.close();
+    this.stream.close();
+  }
+}

@@ -1,0 +1,105 @@
+// Queries waiting for their reply on one socket or connection, keyed by the ID we gave them on
+// the wire. Shared by the UDP and stream transports, which differ only in how bytes move.
+import { ExchangeError, type ExchangeFailure } from './errors.js';
+import { freeId } from './ids.js';
+import { HEADER_SIZE, isResponse, readU16, sameQuestion, writeU16 } from './wire.js';
+
+interface Waiting {
+  resolve(reply: Buffer): void;
+  reject(err: ExchangeError): void;
+  /** The query as sent (our ID), kept to check the reply's question. */
+  sent: Buffer;
+  questionEnd: number;
+  /** The caller's ID, put back on the reply. */
+  callerId: number;
+  timer: NodeJS.Timeout;
+}
+
+/** Above this many queries in flight a transport opens another socket rather than share IDs thinner. */
+export const MAX_IN_FLIGHT_PER_SOCKET = 8192;
+
+export class PendingQueries {
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(
+    private readonly proto: string,
+    private readonly upstream: string,
+  ) {}
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /**
+   * Registers a query and returns the bytes to send (a copy of `query` under a fresh ID) and the
+   * promise of its reply. The timer starts now, so connecting counts against the same budget.
+   */
+  add(query: Uint8Array, questionEnd: number, timeoutMs: number, onSettled: () => void): { wire: Buffer; reply: Promise<Buffer> } {
+    const id = freeId(this.waiting);
+    const wire = Buffer.allocUnsafe(query.length);
+    wire.set(query);
+    writeU16(wire, 0, id);
+    const reply = new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.waiting.get(id)?.timer !== timer) return;
+        this.waiting.delete(id);
+        reject(new ExchangeError('timeout', this.proto, this.upstream, `no reply within ${timeoutMs} ms`));
+        onSettled();
+      }, timeoutMs);
+      this.waiting.set(id, {
+        resolve: (r) => {
+          resolve(r);
+          onSettled();
+        },
+        reject: (e) => {
+          reject(e);
+          onSettled();
+        },
+        sent: wire,
+        questionEnd,
+        callerId: readU16(query, 0),
+        timer,
+      });
+    });
+    return { wire, reply };
+  }
+
+  /**
+   * Hands a received message to the query it answers. Messages that answer nothing we asked
+   * (late replies after a timeout, another question under a matching ID) are ignored, so a
+   * spoofed packet can at most be dropped, never delivered.
+   */
+  deliver(msg: Buffer): boolean {
+    if (msg.length < HEADER_SIZE || !isResponse(msg)) return false;
+    const id = readU16(msg, 0);
+    const w = this.waiting.get(id);
+    if (!w) return false;
+    // A reply without a question (FORMERR, NOTIMP from some servers) can only be matched by ID.
+    if (readU16(msg, 4) !== 0 && !sameQuestion(w.sent, w.questionEnd, msg)) return false;
+    this.waiting.delete(id);
+    clearTimeout(w.timer);
+    writeU16(msg, 0, w.callerId);
+    w.resolve(msg);
+    return true;
+  }
+
+  /** Fails one query (its send failed). */
+  fail(wire: Buffer, kind: ExchangeFailure, detail: string): void {
+    const id = readU16(wire, 0);
+    const w = this.waiting.get(id);
+    if (!w || w.sent !== wire) return;
+    this.waiting.delete(id);
+    clearTimeout(w.timer);
+    w.reject(new ExchangeError(kind, this.proto, this.upstream, detail));
+  }
+
+  /** Fails every query in flight. `kindOf` may pick a kind per query (see stream.ts). */
+  failAll(kind: ExchangeFailure | ((sent: Buffer) => ExchangeFailure), detail: string): void {
+    const all = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of all) {
+      clearTimeout(w.timer);
+      w.reject(new ExchangeError(typeof kind === 'function' ? kind(w.sent) : kind, this.proto, this.upstream, detail));
+    }
+  }
+}

@@ -1,0 +1,212 @@
+// TCP and DNS-over-TLS to one upstream: length-prefixed messages (RFC 1035 4.2.2), several
+// queries in flight on one connection at once (pipelining, RFC 7766 6.2.1.1) with replies
+// matched by ID in whatever order they come, and connections kept open for reuse until they
+// have been idle for `expireMs`.
+import net from 'node:net';
+import tls from 'node:tls';
+import { describeSocketError, type ExchangeFailure } from './errors.js';
+import { PendingQueries } from './pending.js';
+import type { ConnStats } from './udp.js';
+
+/** Queries in flight on one connection before another is opened beside it. */
+const MAX_PIPELINE = 64;
+
+export interface TlsSettings {
+  /** Name to send in SNI and to verify the certificate against (default: the address). */
+  servername?: string;
+  /** PEM bundle of CAs to trust instead of the system's. */
+  ca?: Buffer;
+  /** Client certificate and key (PEM), for upstreams that require client authentication. */
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+class StreamConn {
+  private readonly socket: net.Socket;
+  private readonly pending: PendingQueries;
+  private connected = false;
+  private leftover?: Buffer;
+  /** Queries written so far: a reply-less close after the first one means the server hung up on reuse. */
+  private written = 0;
+  private readonly reusedQueries = new WeakSet<Buffer>();
+  closed = false;
+  lastActive = Date.now();
+
+  constructor(
+    host: string,
+    port: number,
+    upstream: string,
+    proto: string,
+    tlsSettings: TlsSettings | undefined,
+    session: Buffer | undefined,
+    onSession: (s: Buffer) => void,
+    private readonly onClosed: (c: StreamConn) => void,
+  ) {
+    this.pending = new PendingQueries(proto, upstream);
+    if (tlsSettings) {
+      const sock = tls.connect({
+        host,
+        port,
+        // SNI must not carry an IP address (RFC 6066 3); without a name, Node checks the IP SAN.
+        servername: tlsSettings.servername,
+        ca: tlsSettings.ca,
+        cert: tlsSettings.cert,
+        key: tlsSettings.key,
+        session,
+        ALPNProtocols: ['dot'],
+      });
+      sock.on('secureConnect', () => this.onConnect());
+      sock.on('session', onSession);
+      this.socket = sock;
+    } else {
+      this.socket = net.connect({ host, port }, () => this.onConnect());
+    }
+    this.socket.setNoDelay(true);
+    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.socket.on('error', (e) => {
+      const { kind, detail } = describeSocketError(e);
+      this.shutdown(kind, detail);
+    });
+    this.socket.on('close', () => this.shutdown('closed', 'connection closed by upstream'));
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  private onConnect(): void {
+    this.connected = true;
+  }
+
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
+    this.lastActive = Date.now();
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => {
+      this.lastActive = Date.now();
+    });
+    if (this.written > 0) this.reusedQueries.add(wire);
+    this.written++;
+    const framed = Buffer.allocUnsafe(wire.length + 2);
+    framed.writeUInt16BE(wire.length, 0);
+    wire.copy(framed, 2);
+    // net.Socket buffers writes made before the connection is up, so no queueing of our own.
+    this.socket.write(framed);
+    return reply;
+  }
+
+  private onData(chunk: Buffer): void {
+    let buf = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
+    while (buf.length >= 2) {
+      const len = buf.readUInt16BE(0);
+      if (buf.length < len + 2) break;
+      // Copy out: the reply outlives this chunk and is patched in place by the caller.
+      this.pending.deliver(Buffer.from(buf.subarray(2, len + 2)));
+      buf = buf.subarray(len + 2);
+    }
+    this.leftover = buf.length > 0 ? buf : undefined;
+  }
+
+  private shutdown(kind: ExchangeFailure, detail: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    // A close with no error on a connection we reused is the server expiring it: those
+    // queries may go again on a fresh connection. Anything else is a real failure.
+    const kindOf = (sent: Buffer): ExchangeFailure => (kind === 'closed' && !this.reusedQueries.has(sent) ? 'network' : kind);
+    this.pending.failAll(kind === 'closed' ? kindOf : kind, this.connected ? detail : `connect: ${detail}`);
+    this.socket.destroy();
+    this.onClosed(this);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.pending.failAll('shutdown', 'client closed');
+    this.shutdown('shutdown', 'client closed');
+  }
+}
+
+export class StreamTransport {
+  readonly stats: ConnStats = { hits: 0, misses: 0 };
+  private conns: StreamConn[] = [];
+  private session?: Buffer;
+  private idleTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly upstream: string,
+    private readonly tlsSettings: TlsSettings | undefined,
+    /** How long an unused connection stays open. 0: one connection per query. */
+    private readonly expireMs: number,
+  ) {}
+
+  get proto(): string {
+    return this.tlsSettings ? 'tcp-tls' : 'tcp';
+  }
+
+  get openConnections(): number {
+    return this.conns.length;
+  }
+
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
+    let conn = this.expireMs > 0 ? this.conns.find((c) => !c.closed && c.inFlight < MAX_PIPELINE) : undefined;
+    if (conn) {
+      this.stats.hits++;
+    } else {
+      conn = this.open();
+      this.stats.misses++;
+    }
+    const reply = conn.exchange(query, questionEnd, timeoutMs);
+    if (this.expireMs === 0) {
+      const c = conn;
+      void reply.then(
+        () => c.close(),
+        () => c.close(),
+      );
+    }
+    return reply;
+  }
+
+  private open(): StreamConn {
+    const conn = new StreamConn(
+      this.host,
+      this.port,
+      this.upstream,
+      this.proto,
+      this.tlsSettings,
+      this.session,
+      (s) => {
+        this.session = s;
+      },
+      (c) => {
+        this.conns = this.conns.filter((x) => x !== c);
+      },
+    );
+    this.conns.push(conn);
+    this.armIdleTimer();
+    return conn;
+  }
+
+  private armIdleTimer(): void {
+    if (this.idleTimer || this.expireMs === 0) return;
+    // Checking at half the expiry keeps an idle connection's life within [expire, 1.5 × expire).
+    this.idleTimer = setInterval(() => this.closeIdle(), Math.max(50, this.expireMs / 2));
+    this.idleTimer.unref();
+  }
+
+  private closeIdle(): void {
+    const now = Date.now();
+    for (const c of [...this.conns]) {
+      if (c.inFlight === 0 && now - c.lastActive >= this.expireMs) c.close();
+    }
+    if (this.conns.length === 0 && this.idleTimer) {
+      clearInterval(this.idleTimer);
+      this.idleTimer = undefined;
+    }
+  }
+
+  close(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
+    for (const c of [...this.conns]) c.close();
+    this.conns = [];
+  }
+}

@@ -1,0 +1,147 @@
+// UDP to one upstream over a connected socket that many queries share (told apart by ID).
+// Connecting lets the kernel drop datagrams from anyone but the upstream and report ICMP
+// "port unreachable" back to us, so a dead upstream fails in microseconds instead of timing out.
+// The socket is replaced after `expireMs`, which also moves us to a fresh source port.
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { describeSocketError } from './errors.js';
+import { MAX_IN_FLIGHT_PER_SOCKET, PendingQueries } from './pending.js';
+
+export interface ConnStats {
+  /** Exchanges that found an open socket or connection to use. */
+  hits: number;
+  /** Exchanges that had to open one. */
+  misses: number;
+}
+
+class UdpChannel {
+  private readonly socket: dgram.Socket;
+  private readonly pending: PendingQueries;
+  private connected = false;
+  private readonly connecting: Promise<void>;
+  private retiring = false;
+  closed = false;
+  readonly openedAt = Date.now();
+
+  constructor(host: string, port: number, upstream: string) {
+    this.pending = new PendingQueries('udp', upstream);
+    this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+    this.socket.on('message', (msg) => this.pending.deliver(msg));
+    this.socket.on('error', (e) => {
+      const { kind, detail } = describeSocketError(e);
+      this.pending.failAll(kind, detail);
+      // An error before connecting means the socket never will (bad address family, no route).
+      if (!this.connected) this.close();
+    });
+    this.connecting = new Promise<void>((resolve) => {
+      this.socket.connect(port, host, () => {
+        this.connected = true;
+        resolve();
+      });
+    });
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => this.settled());
+    if (this.connected) this.send(wire);
+    else void this.connecting.then(() => this.send(wire));
+    return reply;
+  }
+
+  private send(wire: Buffer): void {
+    if (this.closed) return;
+    this.socket.send(wire, (err) => {
+      if (err) {
+        const { kind, detail } = describeSocketError(err);
+        this.pending.fail(wire, kind, detail);
+      }
+    });
+  }
+
+  /** Takes no new queries; closes once the ones in flight are settled. */
+  retire(): void {
+    this.retiring = true;
+    if (this.pending.size === 0) this.close();
+  }
+
+  private settled(): void {
+    if (this.retiring && this.pending.size === 0) this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending.failAll('shutdown', 'client closed');
+    try {
+      this.socket.close();
+    } catch {
+      // already closed by a failed connect
+    }
+  }
+}
+
+export class UdpTransport {
+  readonly stats: ConnStats = { hits: 0, misses: 0 };
+  private current?: UdpChannel;
+  private lastUsed = 0;
+  private idleTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly upstream: string,
+    /** Socket lifetime; also how long an unused socket stays open. 0: a socket per query. */
+    private readonly expireMs: number,
+  ) {}
+
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
+    const now = Date.now();
+    this.lastUsed = now;
+    let ch = this.current;
+    if (!ch || ch.closed || now - ch.openedAt >= this.expireMs || ch.inFlight >= MAX_IN_FLIGHT_PER_SOCKET) {
+      ch?.retire();
+      ch = new UdpChannel(this.host, this.port, this.upstream);
+      this.current = ch;
+      this.stats.misses++;
+      this.armIdleTimer();
+    } else {
+      this.stats.hits++;
+    }
+    const reply = ch.exchange(query, questionEnd, timeoutMs);
+    if (this.expireMs === 0) ch.retire();
+    return reply;
+  }
+
+  /** Closes the socket when nothing used it for `expireMs`, so idle upstreams hold no descriptors. */
+  private armIdleTimer(): void {
+    if (this.idleTimer || this.expireMs === 0) return;
+    this.idleTimer = setInterval(() => {
+      const ch = this.current;
+      if (!ch || ch.closed) {
+        this.stopIdleTimer();
+        return;
+      }
+      if (Date.now() - this.lastUsed >= this.expireMs) {
+        ch.retire();
+        this.current = undefined;
+        this.stopIdleTimer();
+      }
+    }, this.expireMs);
+    this.idleTimer.unref();
+  }
+
+  private stopIdleTimer(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  close(): void {
+    this.stopIdleTimer();
+    this.current?.close();
+    this.current = undefined;
+  }
+}
