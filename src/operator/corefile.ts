@@ -1,0 +1,120 @@
+// The Corefile the operator generates, as data: one server block per forwarding entry in spec
+// order, then the default block. Routing a name to the block with the longest matching zone
+// (foo.com vs a.foo.com) is the server's job, so the order here only keeps diffs readable.
+
+import { renderCorefile } from '../corefile/index.js';
+import type { RenderBlock, RenderDirective } from '../corefile/index.js';
+import type { DNSLogLevel, ForwardingPolicy } from '../cluster/dnsresource.js';
+import type { DNSSettings, ForwardingEntry, TLSSettings } from './config.js';
+
+export interface CorefilePorts {
+  /** Port every server block listens on (the Service maps 53 to it). */
+  dns: number;
+  health: number;
+  ready: number;
+  metrics: number;
+}
+
+export const DEFAULT_PORTS: CorefilePorts = { dns: 5353, health: 8080, ready: 8181, metrics: 9153 };
+
+/** Where the DaemonSet mounts a caBundle ConfigMap named `name`. */
+export function caBundleDir(name: string): string {
+  return `/etc/kdns/ca/${name}`;
+}
+export const CA_BUNDLE_KEY = 'ca-bundle.crt';
+
+/** How long health keeps answering after SIGTERM, so the Service drops the pod before it stops. */
+export const LAMEDUCK = '20s';
+/** 512 keeps replies from the upstreams below the fragmentation risk; EDNS clients may not ask more of us either. */
+export const BUFSIZE = 512;
+
+export interface CorefileInput {
+  settings: DNSSettings;
+  clusterDomain: string;
+  ports?: CorefilePorts;
+}
+
+const POLICY_WORD: Record<ForwardingPolicy, string> = { Random: 'random', RoundRobin: 'round_robin', Sequential: 'sequential' };
+
+/** Which responses `log` records: Normal logs errors, Debug adds denials, Trace logs everything. */
+const LOG_CLASSES: Record<DNSLogLevel, string[]> = { Normal: ['error'], Debug: ['denial', 'error'], Trace: ['all'] };
+
+function d(name: string, args: Array<string | number> = [], block?: RenderDirective[]): RenderDirective {
+  return { name, args: args.map(String), ...(block === undefined ? {} : { block }) };
+}
+
+/** The Corefile text for a DNS resource's settings. */
+export function renderDNSCorefile(input: CorefileInput): string {
+  return renderCorefile(corefileBlocks(input));
+}
+
+export function corefileBlocks(input: CorefileInput): RenderBlock[] {
+  const ports = input.ports ?? DEFAULT_PORTS;
+  const { settings } = input;
+  const common = { logLevel: settings.logLevel, positiveTTL: settings.positiveTTL, negativeTTL: settings.negativeTTL, metricsPort: ports.metrics };
+  const blocks = settings.forwarding.map((entry) => forwardingBlock(entry, ports.dns, common));
+  blocks.push(defaultBlock(input.clusterDomain, ports, settings));
+  return blocks;
+}
+
+interface Common {
+  logLevel: DNSLogLevel;
+  positiveTTL: number;
+  negativeTTL: number;
+  metricsPort: number;
+}
+
+function forwardingBlock(entry: ForwardingEntry, port: number, c: Common): RenderBlock {
+  return {
+    keys: entry.zones.map((z) => `${z}:${port}`),
+    directives: [
+      d('prometheus', [`:${c.metricsPort}`]),
+      forwardDirective(entry.upstreams, entry.policy, entry.forceTcp, entry.tls),
+      d('errors'),
+      logDirective(c.logLevel),
+      d('bufsize', [BUFSIZE]),
+      cacheDirective(c.positiveTTL, c.negativeTTL),
+    ],
+  };
+}
+
+function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSettings): RenderBlock {
+  const f = s.defaultForwarding;
+  return {
+    keys: [`.:${ports.dns}`],
+    directives: [
+      d('bufsize', [BUFSIZE]),
+      d('errors'),
+      logDirective(s.logLevel),
+      d('health', [`:${ports.health}`], [d('lameduck', [LAMEDUCK])]),
+      d('ready', [`:${ports.ready}`]),
+      d('kubernetes', [clusterDomain, 'in-addr.arpa', 'ip6.arpa'], [d('pods', ['insecure']), d('fallthrough', ['in-addr.arpa', 'ip6.arpa'])]),
+      d('prometheus', [`:${ports.metrics}`]),
+      forwardDirective(f.upstreams, f.policy, f.forceTcp, f.tls),
+      cacheDirective(s.positiveTTL, s.negativeTTL),
+      d('reload'),
+    ],
+  };
+}
+
+function forwardDirective(upstreams: string[], policy: ForwardingPolicy, forceTcp: boolean, tls?: TLSSettings): RenderDirective {
+  const to = tls ? upstreams.map((u) => `tls://${u}`) : upstreams;
+  const options: RenderDirective[] = [];
+  if (forceTcp) options.push(d('force_tcp'));
+  if (tls) {
+    options.push(d('tls_servername', [tls.serverName]));
+    if (tls.caBundle !== undefined) options.push(d('tls', [`${caBundleDir(tls.caBundle)}/${CA_BUNDLE_KEY}`]));
+  }
+  // Inside the block: the proposal's example put `policy` after the block, which CoreDNS rejects.
+  options.push(d('policy', [POLICY_WORD[policy]]));
+  return d('forward', ['.', ...to], options);
+}
+
+function logDirective(level: DNSLogLevel): RenderDirective {
+  return d('log', ['.'], [d('class', LOG_CLASSES[level])]);
+}
+
+function cacheDirective(positiveTTL: number, negativeTTL: number): RenderDirective {
+  return d('cache', [positiveTTL], [d('denial', [9984, negativeTTL])]);
+}
+

@@ -1,0 +1,312 @@
+// The objects the operator owns: ConfigMap, the DNS DaemonSet, the node-resolver DaemonSet and
+// the Service. Built fresh from the settings every time, so applying them is idempotent.
+
+import { createHash } from 'node:crypto';
+import type { KubeObject, Service, Toleration } from '../cluster/types.js';
+import { CA_BUNDLE_KEY, caBundleDir, DEFAULT_PORTS } from './corefile.js';
+import type { CorefilePorts } from './corefile.js';
+import type { Placement } from './placement.js';
+
+// apps/v1 and core/v1 shapes kdns writes (only the fields it sets or reads back).
+
+export interface ConfigMap extends KubeObject {
+  kind: 'ConfigMap';
+  data: Record<string, string>;
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  ports?: Array<{ name: string; containerPort: number; protocol: 'TCP' | 'UDP' }>;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+  securityContext?: Record<string, unknown>;
+  resources?: { requests?: Record<string, string> };
+  terminationMessagePolicy?: string;
+}
+
+export interface Probe {
+  httpGet: { path: string; port: number; scheme: 'HTTP' };
+  initialDelaySeconds?: number;
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+}
+
+export interface Volume {
+  name: string;
+  configMap?: { name: string; items?: Array<{ key: string; path: string }> };
+  hostPath?: { path: string; type: 'File' | 'DirectoryOrCreate' };
+}
+
+export interface DaemonSetStatus {
+  desiredNumberScheduled: number;
+  currentNumberScheduled?: number;
+  numberAvailable?: number;
+  numberUnavailable?: number;
+  numberReady?: number;
+  updatedNumberScheduled?: number;
+  observedGeneration?: number;
+}
+
+export interface DaemonSet extends KubeObject {
+  kind: 'DaemonSet';
+  spec: {
+    selector: { matchLabels: Record<string, string> };
+    updateStrategy: { type: 'RollingUpdate'; rollingUpdate: { maxUnavailable: number | string; maxSurge?: number | string } };
+    template: {
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+      spec: {
+        serviceAccountName: string;
+        priorityClassName?: string;
+        dnsPolicy?: string;
+        hostNetwork?: boolean;
+        nodeSelector: Record<string, string>;
+        tolerations: Toleration[];
+        containers: Container[];
+        volumes: Volume[];
+        terminationGracePeriodSeconds?: number;
+      };
+    };
+  };
+  status?: DaemonSetStatus;
+}
+
+export type OwnedObject = ConfigMap | DaemonSet | Service;
+
+export const DNS_NAME = 'dns-default';
+export const NODE_RESOLVER_NAME = 'node-resolver';
+/** The container OpenShift used to run inside dns-default before node-resolver got its own DaemonSet. */
+export const LEGACY_NODE_RESOLVER_CONTAINER = 'dns-node-resolver';
+export const COREFILE_HASH_ANNOTATION = 'dns.kdns.io/corefile-hash';
+export const OWNING_DNS_LABEL = 'dns.operator.openshift.io/owning-dns';
+export const DNS_POD_LABEL = 'dns.operator.openshift.io/daemonset-dns';
+export const NODE_RESOLVER_POD_LABEL = 'dns.operator.openshift.io/daemonset-node-resolver';
+export const COREFILE_DIR = '/etc/kdns';
+export const METRICS_SERVICE_PORT = 9154;
+export const NODE_RESOLVER_LOCK_DIR = '/run/kdns';
+
+export interface ObjectOptions {
+  namespace: string;
+  image: string;
+  /** The DNS resource's name: the instance the objects belong to. */
+  owner: string;
+  ports?: CorefilePorts;
+  /** Service names node-resolver writes into /etc/hosts, relative to the cluster domain. */
+  nodeResolverServices: string[];
+  clusterDomain: string;
+}
+
+function meta(name: string, o: ObjectOptions): KubeObject['metadata'] {
+  return { name, namespace: o.namespace, labels: { [OWNING_DNS_LABEL]: o.owner } };
+}
+
+/** A restrictive container context: DNS needs no privilege since it listens on 5353. */
+const RESTRICTED = {
+  runAsNonRoot: true,
+  readOnlyRootFilesystem: true,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+export function corefileHash(corefile: string): string {
+  return `sha256:${createHash('sha256').update(corefile).digest('hex').slice(0, 32)}`;
+}
+
+export function configMap(corefile: string, o: ObjectOptions): ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(DNS_NAME, o), data: { Corefile: corefile } };
+}
+
+export function dnsDaemonSet(corefile: string, placement: Placement, caBundles: string[], o: ObjectOptions): DaemonSet {
+  const ports = o.ports ?? DEFAULT_PORTS;
+  const podLabels = { [DNS_POD_LABEL]: o.owner };
+  const caVolumes: Volume[] = caBundles.map((name) => ({ name: `ca-${name}`, configMap: { name, items: [{ key: CA_BUNDLE_KEY, path: CA_BUNDLE_KEY }] } }));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: meta(DNS_NAME, o),
+    spec: {
+      selector: { matchLabels: podLabels },
+      // Surge first: a node always has a serving DNS pod while its replacement starts.
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '10%' } },
+      template: {
+        // The hash makes a Corefile change roll the pods even where reload is not watching.
+        metadata: { labels: podLabels, annotations: { [COREFILE_HASH_ANNOTATION]: corefileHash(corefile) } },
+        spec: {
+          serviceAccountName: 'dns',
+          priorityClassName: 'system-node-critical',
+          // The DNS pods forward to the node's resolvers, not to themselves.
+          dnsPolicy: 'Default',
+          nodeSelector: { ...placement.nodeSelector },
+          tolerations: placement.tolerations.map((t) => ({ ...t })),
+          terminationGracePeriodSeconds: 30,
+          containers: [
+            {
+              name: 'dns',
+              image: o.image,
+              args: ['serve', '--conf', `${COREFILE_DIR}/Corefile`],
+              ports: [
+                { name: 'dns', containerPort: ports.dns, protocol: 'UDP' },
+                { name: 'dns-tcp', containerPort: ports.dns, protocol: 'TCP' },
+                { name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' },
+              ],
+              readinessProbe: { httpGet: { path: '/ready', port: ports.ready, scheme: 'HTTP' }, initialDelaySeconds: 3, periodSeconds: 3, timeoutSeconds: 3, successThreshold: 1, failureThreshold: 3 },
+              livenessProbe: { httpGet: { path: '/health', port: ports.health, scheme: 'HTTP' }, initialDelaySeconds: 60, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 5 },
+              volumeMounts: [
+                { name: 'config-volume', mountPath: COREFILE_DIR, readOnly: true },
+                ...caBundles.map((name) => ({ name: `ca-${name}`, mountPath: caBundleDir(name), readOnly: true })),
+              ],
+              securityContext: RESTRICTED,
+              resources: { requests: { cpu: '50m', memory: '70Mi' } },
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+            },
+          ],
+          volumes: [{ name: 'config-volume', configMap: { name: DNS_NAME, items: [{ key: 'Corefile', path: 'Corefile' }] } }, ...caVolumes],
+        },
+      },
+    },
+  };
+}
+
+export function nodeResolverDaemonSet(clusterIP: string, o: ObjectOptions): DaemonSet {
+  const podLabels = { [NODE_RESOLVER_POD_LABEL]: '' };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: meta(NODE_RESOLVER_NAME, o),
+    spec: {
+      selector: { matchLabels: podLabels },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '33%' } },
+      template: {
+        metadata: { labels: podLabels },
+        spec: {
+          serviceAccountName: NODE_RESOLVER_NAME,
+          priorityClassName: 'system-node-critical',
+          // The host's network: no pod IP to spend, and the hosts file it keeps is the node's.
+          hostNetwork: true,
+          dnsPolicy: 'Default',
+          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          // Every node needs the entries, whatever its taints.
+          tolerations: [{ operator: 'Exists' }],
+          containers: [
+            {
+              name: 'dns-node-resolver',
+              image: o.image,
+              args: [
+                'node-resolver',
+                '--services',
+                o.nodeResolverServices.join(','),
+                '--nameserver',
+                clusterIP,
+                '--cluster-domain',
+                o.clusterDomain,
+                '--hosts-file',
+                '/etc/hosts',
+                '--lock-file',
+                `${NODE_RESOLVER_LOCK_DIR}/node-resolver.lock`,
+                '--interval',
+                '60s',
+              ],
+              volumeMounts: [
+                { name: 'hosts-file', mountPath: '/etc/hosts' },
+                { name: 'lock-dir', mountPath: NODE_RESOLVER_LOCK_DIR },
+              ],
+              // Root to write the node's root-owned /etc/hosts, with every capability dropped.
+              securityContext: { ...RESTRICTED, runAsNonRoot: false, runAsUser: 0 },
+              resources: { requests: { cpu: '5m', memory: '21Mi' } },
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+            },
+          ],
+          volumes: [
+            { name: 'hosts-file', hostPath: { path: '/etc/hosts', type: 'File' } },
+            { name: 'lock-dir', hostPath: { path: NODE_RESOLVER_LOCK_DIR, type: 'DirectoryOrCreate' } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export function dnsService(clusterIP: string, o: ObjectOptions): Service {
+  const ports = o.ports ?? DEFAULT_PORTS;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(DNS_NAME, o),
+    spec: {
+      type: 'ClusterIP',
+      clusterIP,
+      selector: { [DNS_POD_LABEL]: o.owner },
+      ports: [
+        { name: 'dns', port: 53, targetPort: ports.dns, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53, targetPort: ports.dns, protocol: 'TCP' },
+        { name: 'metrics', port: METRICS_SERVICE_PORT, targetPort: ports.metrics, protocol: 'TCP' },
+      ],
+    },
+  };
+}
+
+/**
+ * The Service's fixed address: the 10th of the service CIDR (10.96.0.0/12 → 10.96.0.10), the
+ * address kubelets are configured with as clusterDNS.
+ */
+export function tenthAddress(cidr: string): string {
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr);
+  if (!m) throw new Error(`service CIDR ${JSON.stringify(cidr)}: expected ADDRESS/PREFIX`);
+  const [, addr, prefixText] = m as unknown as [string, string, string];
+  const v6 = addr.includes(':');
+  const bits = v6 ? 128 : 32;
+  const prefix = Number(prefixText);
+  const base = v6 ? ipv6ToBigInt(addr) : ipv4ToBigInt(addr);
+  if (base === undefined || prefix > bits) throw new Error(`service CIDR ${JSON.stringify(cidr)}: not an IPv4 or IPv6 network`);
+  if (bits - prefix < 4) throw new Error(`service CIDR ${JSON.stringify(cidr)}: too small to hold a 10th address`);
+  const hostBits = BigInt(bits - prefix);
+  const network = (base >> hostBits) << hostBits;
+  const ip = network + 10n;
+  return v6 ? bigIntToIPv6(ip) : bigIntToIPv4(ip);
+}
+
+function ipv4ToBigInt(s: string): bigint | undefined {
+  const parts = s.split('.');
+  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return undefined;
+  return parts.reduce((acc, p) => (acc << 8n) + BigInt(Number(p)), 0n);
+}
+
+function bigIntToIPv4(n: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((n >> shift) & 255n)).join('.');
+}
+
+function ipv6ToBigInt(s: string): bigint | undefined {
+  const halves = s.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (h: string | undefined): string[] => (h ? h.split(':') : []);
+  const head = groups(halves[0]);
+  const tail = groups(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if ((halves.length === 1 && missing !== 0) || missing < 0) return undefined;
+  const all = [...head, ...Array<string>(missing).fill('0'), ...tail];
+  if (all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined;
+  return all.reduce((acc, g) => (acc << 16n) + BigInt(parseInt(g, 16)), 0n);
+}
+
+function bigIntToIPv6(n: bigint): string {
+  const groups = Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+  // Compress the longest run of zero groups, as RFC 5952 asks.
+  let best = { start: -1, len: 0 };
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > best.len && j - i > 1) best = { start: i, len: j - i };
+    i = j;
+  }
+  if (best.start < 0) return groups.join(':');
+  return `${groups.slice(0, best.start).join(':')}::${groups.slice(best.start + best.len).join(':')}`;
+}
