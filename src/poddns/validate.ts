@@ -1,0 +1,194 @@
+// The API server's pod DNS validation (dnsPolicy, dnsConfig; strict and relaxed search names,
+// with ratcheting on update) and kdns's rules for `dnsPolicy: Custom` (dnsParams). Errors are
+// field errors with the API server's paths, reasons and messages.
+
+import { isIP } from 'node:net';
+import { FieldPath, forbidden, invalid, required, unsupported } from '../cluster/field.js';
+import type { FieldError } from '../cluster/field.js';
+import type { PodDNSConfig, PodSpec } from '../cluster/types.js';
+import { checkCustomSearchSyntax, customSearchField, isHostEntry, MAX_CUSTOM_SEARCH_PATHS, MAX_NDOTS, ndotsValue, substituteLabels } from './custom.js';
+import type { CustomParams } from './custom.js';
+import { MAX_NAMESERVERS, MAX_SEARCH_LINE_CHARS, MAX_SEARCH_PATHS } from './compute.js';
+import { readPodSpec } from './workload.js';
+import type { PodSpecSource } from './workload.js';
+
+/** In the order the API server lists them in its "supported values", kdns's two added last. */
+export const SUPPORTED_DNS_POLICIES: readonly string[] = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None', 'Custom', 'ClusterFirstWithAutopath'];
+
+export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
+
+const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`;
+const DNS1123_LABEL_UNDERSCORE = '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?';
+const DNS1123_SUBDOMAIN_UNDERSCORE = `${DNS1123_LABEL_UNDERSCORE}(\\.${DNS1123_LABEL_UNDERSCORE})*`;
+const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN}$`);
+const DNS1123_SUBDOMAIN_UNDERSCORE_RE = new RegExp(`^${DNS1123_SUBDOMAIN_UNDERSCORE}$`);
+
+// The API server's wording, so `kdns validate` and `kubectl apply` say the same thing.
+const STRICT_MESSAGE = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${DNS1123_SUBDOMAIN}')`;
+const RELAXED_MESSAGE = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${DNS1123_SUBDOMAIN_UNDERSCORE}')`;
+const IP_MESSAGE = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+
+export interface DNSValidationOptions {
+  /** Relaxed search names: the RelaxedDNSSearchValidation gate, or ratcheting on update. */
+  relaxedSearch: boolean;
+  /** What $(CLUSTER) stands for when Custom search entries are checked after substitution. */
+  clusterDomain: string;
+}
+
+export function validateDNSPolicy(policy: string | undefined, path: FieldPath): FieldError[] {
+  if (policy === undefined || policy === '') return [required(path, '')];
+  if (SUPPORTED_DNS_POLICIES.includes(policy)) return [];
+  return [unsupported(path, policy, SUPPORTED_DNS_POLICIES)];
+}
+
+/**
+ * An IP as the API server's legacy IP fields accept it (Go's ParseIP in its sloppy form): IPv4
+ * octets may carry leading zeros, IPv6 may embed IPv4, no zone, no brackets, no prefix length.
+ */
+export function isValidLegacyIP(value: string): boolean {
+  if (/^\d+(\.\d+){3}$/.test(value)) return value.split('.').every((octet) => Number(octet) <= 255);
+  // Node accepts a zone suffix (`fe80::1%eth0`) that Go's ParseIP does not.
+  return !value.includes('%') && isIP(value) === 6;
+}
+
+/** One search name: a trailing dot is allowed (it is trimmed before the check). */
+export function validateSearchDomain(search: string, path: FieldPath, relaxed: boolean): FieldError[] {
+  if (relaxed && search === '.') return [];
+  const name = search.endsWith('.') ? search.slice(0, -1) : search;
+  const errors: FieldError[] = [];
+  if (name.length > DNS1123_SUBDOMAIN_MAX_LENGTH) errors.push(invalid(path, name, `must be no more than ${DNS1123_SUBDOMAIN_MAX_LENGTH} characters`));
+  const pattern = relaxed ? DNS1123_SUBDOMAIN_UNDERSCORE_RE : DNS1123_SUBDOMAIN_RE;
+  if (!pattern.test(name)) errors.push(invalid(path, name, relaxed ? RELAXED_MESSAGE : STRICT_MESSAGE));
+  return errors;
+}
+
+export function validatePodDNSConfig(dnsConfig: PodDNSConfig | undefined, policy: string | undefined, path: FieldPath, opts: DNSValidationOptions): FieldError[] {
+  if (policy === 'None') {
+    if (dnsConfig === undefined) return [required(path, 'must provide `dnsConfig` when `dnsPolicy` is None')];
+    if ((dnsConfig.nameservers ?? []).length === 0) {
+      return [required(path.child('nameservers'), 'must provide at least one DNS nameserver when `dnsPolicy` is None')];
+    }
+  }
+  if (dnsConfig === undefined) return [];
+  const errors: FieldError[] = [];
+  const nameservers = dnsConfig.nameservers ?? [];
+  if (nameservers.length > MAX_NAMESERVERS) {
+    errors.push(invalid(path.child('nameservers'), nameservers, `must not have more than ${MAX_NAMESERVERS} nameservers`));
+  }
+  nameservers.forEach((ns, i) => {
+    if (!isValidLegacyIP(ns)) errors.push(invalid(path.child('nameservers').index(i), ns, IP_MESSAGE));
+  });
+  const searches = dnsConfig.searches ?? [];
+  if (searches.length > MAX_SEARCH_PATHS) {
+    errors.push(invalid(path.child('searches'), searches, `must not have more than ${MAX_SEARCH_PATHS} search paths`));
+  }
+  if (searches.join(' ').length > MAX_SEARCH_LINE_CHARS) {
+    errors.push(invalid(path.child('searches'), searches, `must not have more than ${MAX_SEARCH_LINE_CHARS} characters (including spaces) in the search list`));
+  }
+  searches.forEach((s, i) => errors.push(...validateSearchDomain(s, path.child('searches').index(i), opts.relaxedSearch)));
+  (dnsConfig.options ?? []).forEach((option, i) => {
+    if ((option.name ?? '') === '') errors.push(required(path.child('options').index(i), 'must not be empty'));
+  });
+  return errors;
+}
+
+/** `dnsParams` belongs to Custom only, and Custom needs `dnsParams.custom`. */
+export function validateDNSParams(spec: PodSpec, namespace: string, specPath: FieldPath, opts: DNSValidationOptions): FieldError[] {
+  const paramsPath = specPath.child('dnsParams');
+  if (spec.dnsPolicy !== 'Custom') {
+    return spec.dnsParams === undefined ? [] : [forbidden(paramsPath, 'may only be set when `dnsPolicy` is Custom')];
+  }
+  const custom = spec.dnsParams?.custom;
+  if (custom === undefined) return [required(paramsPath.child('custom'), 'must provide `dnsParams.custom` when `dnsPolicy` is Custom')];
+  return validateCustomParams(custom, namespace, paramsPath.child('custom'), opts);
+}
+
+function validateCustomParams(custom: CustomParams, namespace: string, path: FieldPath, opts: DNSValidationOptions): FieldError[] {
+  const errors = checkCustomSearchSyntax(custom, path);
+  const { field, entries } = customSearchField(custom);
+  const staticCount = entries.filter((e) => !isHostEntry(e)).length;
+  if (staticCount > MAX_CUSTOM_SEARCH_PATHS) {
+    errors.push({
+      field: path.child(field).toString(),
+      reason: 'Too many',
+      value: staticCount,
+      detail: `must have at most ${MAX_CUSTOM_SEARCH_PATHS} items besides $(HOST)`,
+    });
+  }
+  const malformed = new Set(errors.map((e) => e.field));
+  entries.forEach((entry, i) => {
+    const at = path.child(field).index(i);
+    if (isHostEntry(entry) || malformed.has(at.toString())) return;
+    errors.push(...validateSearchDomain(substituteLabels(entry, namespace, opts.clusterDomain), at, opts.relaxedSearch));
+  });
+  (custom.options ?? []).forEach((option, i) => errors.push(...validateCustomOption(option, path.child('options').index(i))));
+  return errors;
+}
+
+function validateCustomOption(option: string, path: FieldPath): FieldError[] {
+  if (option === '') return [required(path, 'must not be empty')];
+  const ndots = ndotsValue(option);
+  if (ndots === undefined) return [];
+  if (!/^\d+$/.test(ndots)) return [invalid(path, option, `ndots must be an integer between 0 and ${MAX_NDOTS}, inclusive`)];
+  if (Number(ndots) > MAX_NDOTS) return [invalid(path, option, `ndots must be no more than ${MAX_NDOTS}`)];
+  return [];
+}
+
+/** Every DNS rule for one pod spec, in the API server's order (policy, dnsConfig), then dnsParams. */
+export function validatePodSpecDNS(spec: PodSpec, namespace: string, specPath: FieldPath, opts: DNSValidationOptions): FieldError[] {
+  return [
+    ...validateDNSPolicy(spec.dnsPolicy, specPath.child('dnsPolicy')),
+    ...validatePodDNSConfig(spec.dnsConfig, spec.dnsPolicy, specPath.child('dnsConfig'), opts),
+    ...validateDNSParams(spec, namespace, specPath, opts),
+  ];
+}
+
+/**
+ * Whether any search name of a stored object needs relaxed validation: dnsConfig searches and
+ * Custom search entries after substitution. An update of such an object stays relaxed, so an
+ * object accepted while the gate was on can still be changed after it is turned off.
+ */
+export function usesRelaxedSearch(spec: PodSpec, namespace: string, clusterDomain: string): boolean {
+  const fails = (s: string): boolean => validateSearchDomain(s, FieldPath.root('x'), false).length > 0;
+  if ((spec.dnsConfig?.searches ?? []).some(fails)) return true;
+  const custom = spec.dnsParams?.custom;
+  if (spec.dnsPolicy !== 'Custom' || custom === undefined) return false;
+  return customSearchField(custom)
+    .entries.filter((e) => !isHostEntry(e))
+    .some((e) => fails(substituteLabels(e, namespace, clusterDomain)));
+}
+
+/** Gate on: relaxed always. Gate off: strict on create, and on update unless the old object needed relaxed. */
+export function relaxedSearchFor(gateEnabled: boolean, old: PodSpecSource | undefined, clusterDomain: string): boolean {
+  if (gateEnabled) return true;
+  return old !== undefined && usesRelaxedSearch(old.spec, old.namespace, clusterDomain);
+}
+
+export interface PodValidationSettings {
+  /** The RelaxedDNSSearchValidation feature gate. */
+  relaxedDNSSearchGate: boolean;
+  clusterDomain: string;
+}
+
+/**
+ * Validates a pod-bearing object (create, or update when `old` is given). Fields of the wrong
+ * type are reported alone, as the API server could not decode the object to validate it.
+ */
+export function validatePodSource(source: PodSpecSource, old: PodSpecSource | undefined, settings: PodValidationSettings): FieldError[] {
+  const nameErrors = source.name === '' ? [required(FieldPath.root('metadata', 'name'), 'name or generateName is required')] : [];
+  if (source.typeErrors.length > 0) return [...nameErrors, ...source.typeErrors];
+  const opts: DNSValidationOptions = {
+    relaxedSearch: relaxedSearchFor(settings.relaxedDNSSearchGate, old, settings.clusterDomain),
+    clusterDomain: settings.clusterDomain,
+  };
+  return [...nameErrors, ...validatePodSpecDNS(source.spec, source.namespace, source.specPath, opts)];
+}
+
+/** Convenience for raw objects: undefined when the kind carries no pod spec. */
+export function validatePodObject(obj: Record<string, unknown>, old: Record<string, unknown> | undefined, settings: PodValidationSettings): FieldError[] | undefined {
+  const source = readPodSpec(obj);
+  if (source === undefined) return undefined;
+  const oldSource = old === undefined ? undefined : readPodSpec(old);
+  return validatePodSource(source, oldSource, settings);
+}
