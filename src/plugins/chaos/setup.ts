@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { noBlockAllowed } from '../../corefile/args.js';
+import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { ChaosPlugin, type ChaosConfig } from './handler.js';
 
@@ -17,7 +18,7 @@ export function defaultVersion(): string {
 
 /** `chaos [VERSION] [AUTHORS...]`: authors are de-duplicated and sorted, as CoreDNS does. */
 export function parseChaos(d: Directive, fallbackVersion: string = defaultVersion()): ChaosConfig {
-  if (d.block !== undefined) throw CorefileError.at(d, 'chaos takes no block');
+  noBlockAllowed(d);
   const [version, ...authors] = d.args;
   return {
     version: version ?? fallbackVersion,

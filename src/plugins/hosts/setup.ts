@@ -1,10 +1,20 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
+import {
+  argPosition,
+  duplicateProperty,
+  expectArgs,
+  invalidArg,
+  noBlockAllowed,
+  parseDuration,
+  parseIntArg,
+  unknownProperty,
+} from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
 import { gauge } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { DEFAULT_HOSTS_PATH, DEFAULT_RELOAD_MS, DEFAULT_TTL, HostsPlugin, type HostsConfig, type HostsMetrics } from './handler.js';
-import { hostsFields, parseHostAddress, parseHostsEntry } from './hostsfile.js';
+import { hostsFields, parseHostAddress, parseHostsEntry, type HostsLine } from './hostsfile.js';
 
 export const MAX_TTL = 65535;
 
@@ -14,48 +24,21 @@ export function normalizeZones(arg: string, at: Directive): string[] {
     try {
       return cidrToReverseZones(arg);
     } catch {
-      throw CorefileError.at(at, `invalid zone "${arg}": not a valid CIDR`);
+      return invalidArg(at, arg, 'not a valid CIDR');
     }
   }
-  if (!isValidDomainName(arg)) throw CorefileError.at(at, `invalid zone "${arg}"`);
+  if (!isValidDomainName(arg)) invalidArg(at, arg, 'not a valid zone name');
   return [lowerName(fqdn(arg))];
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Go's time.ParseDuration forms ("5s", "300ms", "1.5h", "2h45m", "0"), in ms; undefined if malformed. */
-export function parseDurationMs(text: string): number | undefined {
-  if (text === '0') return 0;
-  const re = /([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)/y;
-  let total = 0;
-  let at = 0;
-  while (at < text.length) {
-    re.lastIndex = at;
-    const m = re.exec(text);
-    if (!m) return undefined;
-    total += Number(m[1]) * (DURATION_UNITS_MS[m[2] as string] as number);
-    at = re.lastIndex;
-  }
-  return at > 0 ? total : undefined;
-}
-
-function oneArg(d: Directive, what: string): string {
-  if (d.args.length !== 1) throw CorefileError.at(d, `${d.name} needs exactly one argument (${what}), got ${d.args.length}`);
-  return d.args[0] as string;
-}
-
 export function parseTtl(d: Directive): number {
-  const text = oneArg(d, 'seconds');
-  const ttl = /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (!(ttl >= 1 && ttl <= MAX_TTL)) throw CorefileError.at(d, `ttl must be a whole number of seconds from 1 to ${MAX_TTL}, got "${text}"`);
-  return ttl;
+  const [text] = expectArgs(d, 1, 1) as [string];
+  return parseIntArg(text, argPosition(d, 0), { what: 'ttl', min: 1, max: MAX_TTL });
 }
 
 export function parseReload(d: Directive): number {
-  const text = oneArg(d, 'a duration, 0 to disable');
-  const ms = parseDurationMs(text);
-  if (ms === undefined) throw CorefileError.at(d, `reload needs a duration such as 5s or 1m (0 disables), got "${text}"`);
-  return ms;
+  const [text] = expectArgs(d, 1, 1) as [string];
+  return parseDuration(text, argPosition(d, 0), 'reload');
 }
 
 /**
@@ -73,15 +56,16 @@ export function parseHosts(d: Directive, blockZones: readonly string[], corefile
   for (const prop of d.block ?? []) {
     const isOption = ['ttl', 'no_reverse', 'reload', 'fallthrough'].includes(prop.name);
     if (isOption) {
-      if (seen.has(prop.name)) throw CorefileError.at(prop, `${prop.name} is given twice in hosts block`);
+      if (seen.has(prop.name)) duplicateProperty(prop, 'hosts');
       seen.add(prop.name);
+      noBlockAllowed(prop);
     }
     switch (prop.name) {
       case 'ttl':
         config.ttl = parseTtl(prop);
         break;
       case 'no_reverse':
-        if (prop.args.length > 0) throw CorefileError.at(prop, 'no_reverse takes no arguments');
+        expectArgs(prop, 0, 0);
         config.autoReverse = false;
         break;
       case 'reload':
@@ -97,9 +81,9 @@ export function parseHosts(d: Directive, blockZones: readonly string[], corefile
   return config;
 }
 
-function parseInline(prop: Directive) {
-  if (prop.block !== undefined) throw CorefileError.at(prop, `unexpected block after "${prop.name}" in hosts block`);
-  if (parseHostAddress(prop.name) === undefined) throw CorefileError.at(prop, `unknown property "${prop.name}" in hosts block`);
+function parseInline(prop: Directive): HostsLine {
+  if (parseHostAddress(prop.name) === undefined) unknownProperty(prop, 'hosts');
+  noBlockAllowed(prop);
   const entry = parseHostsEntry(hostsFields([prop.name, ...prop.args].join(' ')), prop.line);
   if (typeof entry === 'string') throw CorefileError.at(prop, `invalid hosts entry: ${entry}`);
   return entry;

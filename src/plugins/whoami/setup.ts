@@ -1,10 +1,15 @@
-import { CorefileError } from '../../corefile/ast.js';
+import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
+import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { WhoamiPlugin } from './handler.js';
 
+/** `whoami`: no arguments, no block. */
+export function parseWhoami(d: Directive): void {
+  expectArgs(d, 0, 0);
+  noBlockAllowed(d);
+}
+
 export const setup: SetupFn = (ctx) => {
-  const d = ctx.directive;
-  if (d.args.length > 0) throw CorefileError.at(d, `whoami takes no arguments (got "${d.args.join(' ')}")`);
-  if (d.block !== undefined) throw CorefileError.at(d, 'whoami takes no block');
+  parseWhoami(ctx.directive);
   return new WhoamiPlugin();
 };

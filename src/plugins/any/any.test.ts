@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCorefile } from '../../corefile/parser.js';
+import type { Directive } from '../../corefile/ast.js';
+import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { DnsClass, RCode, RRType } from '../../dns/types.js';
+import { Reply, errorReply } from '../../server/reply.js';
+import { DnsRequest } from '../../server/request.js';
+import { AnyPlugin } from './handler.js';
+import { parseAny } from './setup.js';
+
+function directive(corefile: string): Directive {
+  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
+}
+
+function request(name: string, type: number, qclass: number = DnsClass.IN): DnsRequest {
+  const raw = encodeMessage({
+    id: 99, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
+    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [],
+  });
+  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+}
+
+test('any: Corefile syntax', () => {
+  const cases: Array<{ corefile: string; error?: string }> = [
+    { corefile: '. {\n  any\n}' },
+    { corefile: '. {\n  any please\n}', error: 'Corefile:2: wrong argument count for "any": expected no arguments, got 1' },
+    { corefile: '. {\n  any {\n  }\n}', error: 'Corefile:2: "any" does not take a block' },
+  ];
+  for (const c of cases) {
+    const d = directive(c.corefile);
+    if (c.error) assert.throws(() => parseAny(d), { message: c.error }, c.corefile);
+    else assert.doesNotThrow(() => parseAny(d), c.corefile);
+  }
+});
+
+test('any: ANY gets one HINFO, everything else goes on', async () => {
+  const cases: Array<{ name: string; type: number; qclass?: number; want: string }> = [
+    { name: 'Example.ORG.', type: RRType.ANY, want: '0 | Example.ORG. 8482 1 13 {"cpu":"ANY obsoleted","os":"See RFC 8482"}' },
+    { name: '.', type: RRType.ANY, want: '0 | . 8482 1 13 {"cpu":"ANY obsoleted","os":"See RFC 8482"}' },
+    { name: 'example.org.', type: RRType.A, want: 'next' },
+    { name: 'example.org.', type: RRType.TXT, qclass: DnsClass.CH, want: 'next' },
+  ];
+  const plugin = new AnyPlugin();
+  for (const c of cases) {
+    const req = request(c.name, c.type, c.qclass);
+    const marker = errorReply(req, RCode.REFUSED);
+    const reply = (await plugin.serve(req, () => marker)) as Reply;
+    if (reply === marker) {
+      assert.equal('next', c.want, c.name);
+      continue;
+    }
+    const m = decodeMessage(encodeMessage(reply.view()));
+    const got = [String(m.rcode), ...m.answers.map((r) => `${r.name} ${r.ttl} ${r.class} ${r.type} ${JSON.stringify(r.data)}`)].join(' | ');
+    assert.equal(got, c.want, `${c.name} ${c.type}`);
+    assert.equal(m.id, 99);
+  }
+});
