@@ -1,12 +1,86 @@
-// STUB: replaced by the issue that builds `kdns explain`.
-import type { Command } from 'commander';
+// `kdns explain`: the queries glibc or musl send for one name from a pod, and which one answers.
 
-export function register(program: Command): void {
-  program
+import { Option } from 'commander';
+import type { Command } from 'commander';
+import { formatManifestError, loadManifestDir } from '../cluster/manifests.js';
+import type { ClusterObject } from '../cluster/types.js';
+import { comparedPolicies, explainPolicy, explanationJSON, formatComparison, formatPolicy } from '../poddns/explain.js';
+import type { ExplainRequest } from '../poddns/explain.js';
+import { autopathOracle, clusterOracle, firstKnown, namesOracle, nothingExists } from '../poddns/oracle.js';
+import { LIBCS } from '../poddns/queries.js';
+import type { Family, Libc } from '../poddns/queries.js';
+import { CliError, EXIT_INVALID, EXIT_OK } from './exit.js';
+import { addOutputOption, addPodDNSOptions, loadValidPod, nodeSettings, parseGatesFlag, processIO, runAction } from './resolvconf.js';
+import type { CliIO, PodDNSFlags } from './resolvconf.js';
+
+interface ExplainOptions extends PodDNSFlags {
+  libc?: Libc;
+  cluster?: string;
+  answer: string;
+  compare?: boolean;
+  family: Family;
+  output: 'text' | 'json';
+}
+
+async function loadCluster(dir: string): Promise<ClusterObject[]> {
+  let results;
+  try {
+    results = await loadManifestDir(dir);
+  } catch (err) {
+    throw new CliError(`--cluster: cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT_INVALID);
+  }
+  const errors = results.flatMap((r) => r.errors);
+  if (errors.length > 0) throw new CliError(errors.map(formatManifestError).join('\n'), EXIT_INVALID);
+  return results.flatMap((r) => r.objects);
+}
+
+async function explain(name: string, opts: ExplainOptions, io: CliIO): Promise<number> {
+  const gates = parseGatesFlag(opts.featureGates);
+  const node = await nodeSettings(opts);
+  const source = await loadValidPod(opts.filename, gates, node.clusterDomain, io);
+  const known = [
+    ...(opts.cluster !== undefined ? [clusterOracle(await loadCluster(opts.cluster), node.clusterDomain)] : []),
+    namesOracle(opts.answer.split(',').map((s) => s.trim()).filter((s) => s !== '')),
+  ];
+  const req: ExplainRequest = {
+    spec: source.spec,
+    namespace: source.namespace,
+    node,
+    name,
+    libcs: opts.libc !== undefined ? [opts.libc] : LIBCS,
+    oracle: autopathOracle(known.length > 0 ? firstKnown(...known) : nothingExists, node.clusterDomain),
+    family: opts.family,
+  };
+  const policies = opts.compare === true ? comparedPolicies(source.spec) : [source.spec.dnsPolicy ?? 'ClusterFirst'];
+  const list = policies.map((p) => explainPolicy(req, p));
+  if (opts.output === 'json') {
+    io.out(`${JSON.stringify(explanationJSON(name, list), null, 2)}\n`);
+    return EXIT_OK;
+  }
+  const header = `${source.kind}/${source.name} in namespace ${source.namespace}, looking up ${JSON.stringify(name)}`;
+  const hint = opts.cluster === undefined ? '\n(no --cluster: every name not given with --answer counts as NXDOMAIN)' : '';
+  const body = opts.compare === true ? formatComparison(list) : formatPolicy(list[0]!);
+  io.out(`${header}${hint}\n\n${body}\n`);
+  return EXIT_OK;
+}
+
+export function register(program: Command, io: CliIO = processIO): void {
+  const cmd = program
     .command('explain')
-    .description('(not yet implemented)')
-    .action(() => {
-      console.error('kdns explain: not yet implemented');
-      process.exit(1);
-    });
+    .description('show the DNS queries glibc and musl send from a pod for one name, and which one answers')
+    .argument('<NAME>', 'the name the application looks up (as given to getaddrinfo)')
+    .addOption(new Option('--libc <LIBC>', 'only this resolver library (default: both)').choices(['glibc', 'musl']))
+    .option('--cluster <DIR>', 'a directory of manifests (Services, EndpointSlices, Pods) that says which names exist')
+    .option('--answer <NAME[,NAME...]>', 'names that exist outside the cluster (answer A and AAAA)', '')
+    .option('--compare', 'show ClusterFirst, Custom (when the pod has dnsParams) and ClusterFirstWithAutopath side by side')
+    .addOption(new Option('--family <FAMILY>', 'getaddrinfo ai_family').choices(['unspec', 'inet', 'inet6']).default('unspec'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  kdns explain -f pod.yaml --cluster-dns 10.96.0.10 kubernetes.default
+  kdns explain -f deploy.yaml --cluster-dns 10.96.0.10 --cluster ./cluster --libc musl api.example.com --answer api.example.com
+  kdns explain -f pod.yaml --cluster-dns 10.96.0.10 --nodecache-ip 169.254.20.10 --compare api.example.com --answer api.example.com`,
+    );
+  addOutputOption(addPodDNSOptions(cmd)).action(async (name: string, opts: ExplainOptions) => runAction(io, 'explain', () => explain(name, opts, io)));
 }

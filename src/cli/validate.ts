@@ -1,12 +1,116 @@
-// STUB: replaced by the issue that builds `kdns validate`.
-import type { Command } from 'commander';
+// `kdns validate`: the API server's verdict on manifests, without a cluster. Pods and every kind
+// with a pod template get the pod DNS rules (src/poddns); DNS resources (operator.openshift.io/v1)
+// get the operator's rules. Exit 0 when everything is valid, 1 when anything is not.
 
-export function register(program: Command): void {
-  program
+import type { Command } from 'commander';
+import { DNS_KIND } from '../cluster/dnsresource.js';
+import { formatFieldError } from '../cluster/field.js';
+import type { FieldError } from '../cluster/field.js';
+import { validateDNSResource } from '../operator/validate.js';
+import type { FeatureGates } from '../poddns/featuregates.js';
+import type { InputObject } from '../poddns/input.js';
+import { validatePodObject } from '../poddns/validate.js';
+import { kindOf, nameOf, namespaceOf } from '../poddns/workload.js';
+import { EXIT_INVALID, EXIT_OK } from './exit.js';
+import { addOutputOption, objectLabel, parseGatesFlag, processIO, readInputObjects, runAction } from './resolvconf.js';
+import type { CliIO } from './resolvconf.js';
+
+interface ValidateOptions {
+  featureGates: string;
+  old?: string;
+  clusterDomain: string;
+  output: 'text' | 'json';
+}
+
+export interface ObjectVerdict {
+  file: string;
+  line: number;
+  kind: string;
+  name: string;
+  namespace: string;
+  errors: FieldError[];
+  /** Set when kdns has no rules for the kind: the object is not known to be valid. */
+  unsupported?: true;
+}
+
+interface ValidationSettings {
+  gates: FeatureGates;
+  clusterDomain: string;
+}
+
+/** Old objects are matched to new ones by kind, namespace and name, as the API server matches an update. */
+function objectKey(obj: Record<string, unknown>): string {
+  return `${kindOf(obj)}\u0000${namespaceOf(obj)}\u0000${nameOf(obj)}`;
+}
+
+/**
+ * The single place that decides which rules a kind gets. Returns undefined for kinds kdns
+ * does not validate.
+ */
+export function validateByKind(obj: Record<string, unknown>, old: Record<string, unknown> | undefined, settings: ValidationSettings): FieldError[] | undefined {
+  if (kindOf(obj) === DNS_KIND) return validateDNSResource(obj, { clusterDomain: settings.clusterDomain });
+  return validatePodObject(obj, old, { relaxedDNSSearchGate: settings.gates.RelaxedDNSSearchValidation, clusterDomain: settings.clusterDomain });
+}
+
+export function verdictFor(input: InputObject, old: Record<string, unknown> | undefined, settings: ValidationSettings): ObjectVerdict {
+  const obj = input.object;
+  const base = { file: input.file, line: input.line, kind: kindOf(obj), name: nameOf(obj), namespace: namespaceOf(obj) };
+  const errors = validateByKind(obj, old, settings);
+  return errors === undefined ? { ...base, errors: [], unsupported: true } : { ...base, errors };
+}
+
+function verdictLines(v: ObjectVerdict): string[] {
+  const label = objectLabel(v.kind, v.name);
+  if (v.unsupported) return [`${label}: kind not supported by kdns validate`];
+  return v.errors.map((e) => `${label}: ${formatFieldError(e)}`);
+}
+
+function isValid(v: ObjectVerdict): boolean {
+  return !v.unsupported && v.errors.length === 0;
+}
+
+async function validate(files: string[], opts: ValidateOptions, io: CliIO): Promise<number> {
+  const settings: ValidationSettings = { gates: parseGatesFlag(opts.featureGates), clusterDomain: opts.clusterDomain };
+  const olds = new Map<string, Record<string, unknown>>();
+  if (opts.old !== undefined) {
+    for (const o of await readInputObjects(opts.old, io)) olds.set(objectKey(o.object), o.object);
+  }
+  const verdicts: ObjectVerdict[] = [];
+  for (const file of files) {
+    for (const input of await readInputObjects(file, io)) verdicts.push(verdictFor(input, olds.get(objectKey(input.object)), settings));
+  }
+  const valid = verdicts.every(isValid);
+  if (opts.output === 'json') {
+    const objects = verdicts.map((v) => ({
+      ...v,
+      valid: isValid(v),
+      errors: v.errors.map((e) => ({ ...e, message: formatFieldError(e) })),
+    }));
+    io.out(`${JSON.stringify({ valid, objects }, null, 2)}\n`);
+  } else {
+    for (const v of verdicts) for (const line of verdictLines(v)) io.out(`${line}\n`);
+  }
+  return valid ? EXIT_OK : EXIT_INVALID;
+}
+
+export function register(program: Command, io: CliIO = processIO): void {
+  const cmd = program
     .command('validate')
-    .description('(not yet implemented)')
-    .action(() => {
-      console.error('kdns validate: not yet implemented');
-      process.exit(1);
-    });
+    .description('check Pods, pod templates (Deployment, Job, CronJob, …) and DNS resources as the API server would')
+    .argument('<FILE...>', 'manifest files (YAML or JSON, several documents, kind: List); - reads stdin')
+    .option('--feature-gates <K=V,...>', 'feature gates (RelaxedDNSSearchValidation, default false)', '')
+    .option('--old <OLDFILE>', 'the objects as stored: FILE is then an update of the objects with the same kind, namespace and name')
+    .option('--cluster-domain <DOMAIN>', 'the cluster domain $(CLUSTER) stands for in Custom search entries', 'cluster.local')
+    .addHelpText(
+      'after',
+      `
+Each error is one line: <Kind>/<name>: <field.path>: <Reason>: <detail>. Exit 0 when all
+objects are valid, 1 otherwise.
+
+Examples:
+  kdns validate deploy.yaml
+  kdns validate --feature-gates RelaxedDNSSearchValidation=true pod.yaml
+  kdns validate --old stored.yaml changed.yaml -o json`,
+    );
+  addOutputOption(cmd).action(async (files: string[], opts: ValidateOptions) => runAction(io, 'validate', () => validate(files, opts, io)));
 }
