@@ -85,33 +85,33 @@ function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
+/** Entries of `dir`, sorted; none when it cannot be listed (not a folder, missing). */
+function entriesOf(dir: string, listDir: ListDir): string[] {
+  try {
+    return [...listDir(dir)].sort(byteOrder);
+  } catch {
+    return [];
+  }
+}
+
 /**
- * Paths matching an absolute pattern. Components without wildcards are taken as written (the
- * caller finds out whether the file exists when it reads it); directories that cannot be listed
- * simply match nothing.
+ * Existing paths matching an absolute pattern, as Go's filepath.Glob finds them. Leading
+ * components without wildcards are taken as written; after the first wildcard every component
+ * is checked against its folder's listing.
  */
 export function globPaths(absolutePattern: string, listDir: ListDir): string[] {
   let current = [absolutePattern.startsWith('/') ? '/' : ''];
+  let expanded = false;
   for (const part of absolutePattern.split('/')) {
     if (part === '') continue;
     if (!hasGlobMeta(part)) {
+      current = expanded ? current.filter((dir) => entriesOf(dir, listDir).includes(part)) : current;
       current = current.map((dir) => join(dir, part));
       continue;
     }
+    expanded = true;
     const re = componentRegExp(part);
-    const next: string[] = [];
-    for (const dir of current) {
-      let entries: string[];
-      try {
-        entries = listDir(dir);
-      } catch {
-        continue;
-      }
-      for (const entry of [...entries].sort(byteOrder)) {
-        if (re.test(entry)) next.push(join(dir, entry));
-      }
-    }
-    current = next;
+    current = current.flatMap((dir) => entriesOf(dir, listDir).filter((e) => re.test(e)).map((e) => join(dir, e)));
   }
   return current;
 }

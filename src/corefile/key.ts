@@ -5,7 +5,7 @@
 // quietly serve a nonsense zone ("foo://x.", "example.org:abc.") kdns reports the key instead.
 
 import { CorefileError, type Position, type ServerKey, type Transport } from './ast.js';
-import { cidrToReverseZones, fqdn, lowerName, parseNameLabels } from '../dns/name.js';
+import { cidrToReverseZones, fqdn, lowerName } from '../dns/name.js';
 
 /** The port each transport listens on when its key names none (CoreDNS's transport defaults). */
 const TRANSPORT_PORTS: Record<Exclude<Transport, 'dns'>, number> = {
@@ -69,13 +69,26 @@ function reverseZones(host: string, fail: (why: string) => never): string[] {
   }
 }
 
+/** What is wrong with a zone's labels (the character set is already checked), if anything. */
+function labelProblem(host: string): string | undefined {
+  if (host === '.') return undefined;
+  const labels = (host.endsWith('.') ? host.slice(0, -1) : host).split('.');
+  if (labels.includes('')) return 'it has an empty label';
+  const long = labels.find((l) => l.length > 63);
+  if (long !== undefined) return `label "${long}" is longer than 63 characters`;
+  // Wire length: one length octet per label plus the labels, plus the root's zero octet.
+  const wire = labels.reduce((n, l) => n + l.length + 1, 1);
+  if (wire > 255) return `it is longer than 255 octets (${wire})`;
+  return undefined;
+}
+
 /** The zone of a plain host: absolute and lower-case, or a failure saying what is wrong. */
 function forwardZone(host: string, fail: (why: string) => never): string {
   if (host === '') fail('missing zone (use "." for the root zone)');
   const bad = /[^A-Za-z0-9._*-]/.exec(host);
   if (bad) fail(`invalid character "${bad[0]}" in zone "${host}"`);
-  const labels = parseNameLabels(host);
-  if (typeof labels === 'string') fail(`zone "${host}" is not a valid domain name: ${labels}`);
+  const problem = labelProblem(host);
+  if (problem) fail(`zone "${host}" is not a valid domain name: ${problem}`);
   return lowerName(fqdn(host));
 }
 
@@ -92,6 +105,9 @@ export function parseServerKey(raw: string, defaultPort?: number, pos: Position 
   if (raw === '') throw CorefileError.at(pos, 'empty server block key');
   const { transport, rest } = splitScheme(raw, fail);
   const { host, port } = splitPort(rest, fail);
+  if (host.includes(':') && !host.includes('/')) {
+    fail(`"${rest}" looks like an IPv6 address: a reverse zone is written as a CIDR, such as fd00::/64`);
+  }
   const zones = host.includes('/') ? reverseZones(host, fail) : [forwardZone(host, fail)];
   return zones.map((zone) => (port === undefined ? { transport, zone, raw } : { transport, zone, port, raw }));
 }
