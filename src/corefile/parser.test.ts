@@ -528,6 +528,7 @@ const errorCases: ErrorCase[] = [
     text: '. {\n health { lameduck 5s } ready\n}',
     want: `Corefile:2: unexpected "ready" after the '}' that closes a block (start a new line)`,
   },
+  { name: 'braces glued together', text: '. {\n forward . 1.1.1.1 {\n }}\n', want: 'Corefile:3: "}}" is read as one word: separate braces with spaces' },
   {
     name: 'a second server block without a body',
     text: 'a.org {\n}\nb.org\n',

@@ -389,6 +389,10 @@ class Parser {
 
   private directive(): Directive {
     const nameToken = this.current();
+    if (!nameToken.quoted && /^[{}]{2,}$/.test(nameToken.text)) {
+      // CoreDNS would read "}}" as a plugin name and fail far away; say what happened here.
+      throw CorefileError.at(nameToken, `"${nameToken.text}" is read as one word: separate braces with spaces`);
+    }
     this.i++;
     const d: Directive = { file: nameToken.file, line: nameToken.line, name: nameToken.text, args: [], argLines: [] };
     while (this.resolveAt(this.i)) {
