@@ -5,11 +5,11 @@
 import net from 'node:net';
 import { ExchangeError } from './errors.js';
 import { StreamTransport, type TlsSettings } from './stream.js';
-import { UdpTransport, type ConnStats } from './udp.js';
+import { UdpTransport, type ConnCounters, type ConnStats } from './udp.js';
 import { questionEnd } from './wire.js';
 
 export type { TlsSettings } from './stream.js';
-export type { ConnStats } from './udp.js';
+export type { ConnCounters, ConnStats } from './udp.js';
 
 /** How the query travels. For a DNS-over-TLS upstream both mean TLS. */
 export type Proto = 'udp' | 'tcp';
@@ -25,6 +25,8 @@ export interface UpstreamTarget {
 export interface DnsClientOptions {
   /** Reused sockets and connections are closed after this long unused (CoreDNS `expire`, default 10 s). */
   expireMs?: number;
+  /** Also count connection reuse here, per protocol ("udp", "tcp", "tcp-tls"). */
+  counters?: (proto: string) => ConnCounters;
 }
 
 export const DEFAULT_EXPIRE_MS = 10_000;
@@ -46,8 +48,8 @@ export class DnsClient {
   ) {
     const expireMs = opts.expireMs ?? DEFAULT_EXPIRE_MS;
     this.address = hostPort(target.host, target.port);
-    if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs);
-    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs);
+    if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs, opts.counters?.('udp'));
+    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs, opts.counters?.(target.tls ? 'tcp-tls' : 'tcp'));
   }
 
   get isTls(): boolean {

@@ -6,7 +6,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { describeSocketError, type ExchangeFailure } from './errors.js';
 import { PendingQueries } from './pending.js';
-import type { ConnStats } from './udp.js';
+import type { ConnCounters, ConnStats } from './udp.js';
 
 /** Queries in flight on one connection before another is opened beside it. */
 const MAX_PIPELINE = 64;
@@ -136,6 +136,7 @@ export class StreamTransport {
     private readonly tlsSettings: TlsSettings | undefined,
     /** How long an unused connection stays open. 0: one connection per query. */
     private readonly expireMs: number,
+    private readonly counters?: ConnCounters,
   ) {}
 
   get proto(): string {
@@ -150,9 +151,11 @@ export class StreamTransport {
     let conn = this.expireMs > 0 ? this.conns.find((c) => !c.closed && c.inFlight < MAX_PIPELINE) : undefined;
     if (conn) {
       this.stats.hits++;
+      this.counters?.hit.inc();
     } else {
       conn = this.open();
       this.stats.misses++;
+      this.counters?.miss.inc();
     }
     const reply = conn.exchange(query, questionEnd, timeoutMs);
     if (this.expireMs === 0) {

@@ -14,6 +14,12 @@ export interface ConnStats {
   misses: number;
 }
 
+/** Where a caller wants connection reuse counted as well (metrics). */
+export interface ConnCounters {
+  hit: { inc(): void };
+  miss: { inc(): void };
+}
+
 class UdpChannel {
   private readonly socket: dgram.Socket;
   private readonly pending: PendingQueries;
@@ -96,6 +102,7 @@ export class UdpTransport {
     private readonly upstream: string,
     /** Socket lifetime; also how long an unused socket stays open. 0: a socket per query. */
     private readonly expireMs: number,
+    private readonly counters?: ConnCounters,
   ) {}
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
@@ -107,9 +114,11 @@ export class UdpTransport {
       ch = new UdpChannel(this.host, this.port, this.upstream);
       this.current = ch;
       this.stats.misses++;
+      this.counters?.miss.inc();
       this.armIdleTimer();
     } else {
       this.stats.hits++;
+      this.counters?.hit.inc();
     }
     const reply = ch.exchange(query, questionEnd, timeoutMs);
     if (this.expireMs === 0) ch.retire();

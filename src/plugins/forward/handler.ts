@@ -1,0 +1,222 @@
+// forward: sends queries for its zone to upstream servers and returns their replies as they
+// came (wire bytes, the client's ID put back). Upstreams are tried in the policy's order; one
+// that errors is health-checked in the background and skipped once it is down; a query whose
+// upstream failed goes to the next one while the request deadline lasts, so clients see
+// SERVFAIL only when no upstream could answer.
+import { DnsClient, type Proto } from '../../dnsclient/client.js';
+import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../dnsclient/wire.js';
+import { isSubdomain, nameToWire } from '../../dns/name.js';
+import { RCode, RRType, DnsClass } from '../../dns/types.js';
+import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
+import { Reply, errorReply } from '../../server/reply.js';
+import type { DnsRequest } from '../../server/request.js';
+import type { Logger } from '../../server/log.js';
+import { HealthCheck } from './health.js';
+import { UpstreamCells, type ForwardMetrics } from './metrics.js';
+import type { ForwardOptions } from './options.js';
+import { policyByName, shuffled, type Policy } from './policy.js';
+import type { UpstreamSpec } from './upstreams.js';
+
+/** CoreDNS's budget for one client query across all upstreams tried. */
+export const REQUEST_DEADLINE_MS = 5000;
+/** CoreDNS's read timeout for one exchange with one upstream. */
+export const EXCHANGE_TIMEOUT_MS = 2000;
+/** CoreDNS's health check read timeout. */
+export const HEALTH_TIMEOUT_MS = 1000;
+
+export interface Timing {
+  deadlineMs: number;
+  exchangeTimeoutMs: number;
+  healthTimeoutMs: number;
+}
+
+/** One upstream as forward sees it: its client, its health and (when loop found one) why it is skipped. */
+export class Upstream {
+  readonly client: DnsClient;
+  readonly health: HealthCheck;
+  readonly cells: UpstreamCells;
+  /** Set by the loop plugin: this upstream sends our queries back to us. */
+  looping?: string;
+
+  constructor(
+    readonly spec: UpstreamSpec,
+    opts: ForwardOptions,
+    metrics: ForwardMetrics,
+    timing: Timing,
+    log: Logger,
+  ) {
+    const tls = spec.scheme === 'tls' ? { servername: opts.tlsServername, ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : undefined;
+    const to = labelFor(spec);
+    this.cells = new UpstreamCells(metrics, to);
+    this.client = new DnsClient({ host: spec.host, port: spec.port, tls }, { expireMs: opts.expireMs, counters: (proto) => this.cells.connCounters(proto) });
+    const hcQuery = buildQuery(nameToWire(opts.healthCheck.domain), RRType.NS, DnsClass.IN, { rd: opts.healthCheck.recursionDesired });
+    const hcProto: Proto = opts.forceTcp ? 'tcp' : 'udp';
+    this.health = new HealthCheck(
+      () =>
+        this.client.exchange(hcQuery, hcProto, timing.healthTimeoutMs).then(
+          () => true,
+          () => false,
+        ),
+      opts.healthCheck.intervalMs,
+      {
+        failed: (fails) => {
+          this.cells.healthcheckFailures.inc();
+          if (fails === opts.maxFails) log.warn(`upstream ${to} is down: ${fails} health checks in a row got no reply`);
+        },
+        recovered: (fails) => {
+          if (fails >= opts.maxFails && opts.maxFails > 0) log.info(`upstream ${to} answers health checks again`);
+        },
+      },
+    );
+  }
+
+  /** "127.0.0.1:53": the `to` label and the name in logs. */
+  get label(): string {
+    return this.client.address;
+  }
+
+  close(): void {
+    this.health.stop();
+    this.client.close();
+  }
+}
+
+/** How CoreDNS labels an upstream: host:port, without the scheme. */
+export function labelFor(spec: UpstreamSpec): string {
+  return spec.host.includes(':') ? `[${spec.host}]:${spec.port}` : `${spec.host}:${spec.port}`;
+}
+
+/** The RCODE of a reply, extended bits included when there is an OPT record. */
+function replyRcode(reply: Buffer): number {
+  if (readU16(reply, 10) === 0) return headerRcode(reply);
+  return fullRcode(reply, scanMessage(reply)?.opt);
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class Forwarder implements Plugin {
+  readonly name = 'forward';
+  readonly upstreams: Upstream[];
+  private readonly policy: Policy;
+  private readonly nextRcodes: ReadonlySet<number>;
+  private inFlight = 0;
+
+  constructor(
+    readonly options: ForwardOptions,
+    private readonly metrics: ForwardMetrics,
+    private readonly log: Logger,
+    private readonly timing: Timing = { deadlineMs: REQUEST_DEADLINE_MS, exchangeTimeoutMs: EXCHANGE_TIMEOUT_MS, healthTimeoutMs: HEALTH_TIMEOUT_MS },
+  ) {
+    this.upstreams = options.upstreams.map((s) => new Upstream(s, options, metrics, timing, log));
+    this.policy = policyByName(options.policy);
+    this.nextRcodes = new Set(options.next);
+  }
+
+  /** Queries in flight right now (bounded by max_concurrent). */
+  get concurrent(): number {
+    return this.inFlight;
+  }
+
+  /** True when `name` (lower-case, absolute) is ours to forward: under FROM and not excepted. */
+  matches(name: string): boolean {
+    const { from, except } = this.options;
+    if (from !== '.' && !isSubdomain(name, from)) return false;
+    // FROM itself is always forwarded, even when an except name covers it (as CoreDNS).
+    if (except.length === 0 || name === from) return true;
+    return !except.some((e) => isSubdomain(name, e));
+  }
+
+  serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
+    if (!this.matches(req.name)) return next(req);
+    const max = this.options.maxConcurrent;
+    if (max > 0 && this.inFlight >= max) {
+      this.metrics.maxConcurrentRejects.inc();
+      return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
+    }
+    this.inFlight++;
+    return this.forward(req, next).finally(() => {
+      this.inFlight--;
+    });
+  }
+
+  /** Upstreams queries may go to: all but those loop found sending our queries back to us. */
+  usable(): Upstream[] {
+    return this.upstreams.filter((u) => u.looping === undefined);
+  }
+
+  /** The order to try upstreams in for one query (healthy ones by policy; see README "Health"). */
+  attemptOrder(): { order: Upstream[]; broken: boolean } {
+    const usable = this.usable();
+    const ordered = this.policy.order(usable);
+    const healthy = ordered.filter((u) => !u.health.isDown(this.options.maxFails));
+    if (healthy.length > 0 || usable.length === 0) return { order: healthy, broken: false };
+    return { order: shuffled(usable).slice(0, 1), broken: true };
+  }
+
+  private async forward(req: DnsRequest, next: Next): Promise<Reply | undefined> {
+    const { order, broken } = this.attemptOrder();
+    if (order.length === 0) {
+      return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, 'no upstream left: every upstream loops back to this server'));
+    }
+    if (broken) {
+      this.metrics.healthcheckBroken.inc();
+      if (this.options.failfastAllUnhealthy) {
+        return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, 'no healthy upstreams'));
+      }
+    }
+    const deadline = Date.now() + this.timing.deadlineMs;
+    let lastError: unknown;
+    for (const u of order) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let wire: Buffer;
+      try {
+        wire = await this.exchange(u, req, Math.min(this.timing.exchangeTimeoutMs, left));
+      } catch (e) {
+        lastError = e;
+        if (this.options.maxFails > 0) u.health.trigger();
+        continue;
+      }
+      const rcode = replyRcode(wire);
+      u.cells.response(rcode).inc();
+      req.metadata.set('forward/upstream', u.label);
+      if (this.nextRcodes.has(rcode)) {
+        const fromNext = await next(req);
+        if (fromNext) return fromNext;
+      }
+      return Reply.fromWire(wire, rcode);
+    }
+    const why = lastError === undefined ? 'no healthy upstreams' : describe(lastError);
+    this.log.debug(`${req.qname} ${req.qtype}: ${why}`);
+    return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, why));
+  }
+
+  /**
+   * One upstream, one query: the request's own bytes (so a plugin before us that wants to change
+   * what goes upstream derives a new request), over the client's transport unless force_tcp or
+   * prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
+   */
+  private async exchange(u: Upstream, req: DnsRequest, timeoutMs: number): Promise<Buffer> {
+    const o = this.options;
+    const proto: Proto = o.forceTcp ? 'tcp' : o.preferUdp ? 'udp' : req.transport;
+    const started = process.hrtime.bigint();
+    u.cells.requests.inc();
+    let wire = await u.client.exchange(req.raw, proto, timeoutMs);
+    if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
+      const spent = Number(process.hrtime.bigint() - started) / 1e6;
+      wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - spent));
+    }
+    u.cells.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return wire;
+  }
+
+  start(): void {
+    // Nothing to do: sockets open on first use, health checks start on the first error.
+  }
+
+  stop(): void {
+    for (const u of this.upstreams) u.close();
+  }
+}

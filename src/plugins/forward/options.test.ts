@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { parseCorefile } from '../../corefile/parser.js';
+import { parseForward, type ForwardOptions } from './options.js';
+
+const FILES: Record<string, string> = {
+  '/etc/resolv.conf': '# generated\nsearch svc.cluster.local\nnameserver 10.0.0.10\nnameserver fe80::1%eth0 ; link-local\noptions ndots:5\n',
+  '/empty.conf': 'search x\n',
+  '/certs/cert.pem': 'CERT',
+  '/certs/key.pem': 'KEY',
+  '/certs/ca.pem': 'CA',
+};
+
+function directive(body: string): Directive {
+  const blocks = parseCorefile(`.:53 {\n${body}\n}\n`, { file: 'Corefile' });
+  return blocks[0]?.directives[0] as Directive;
+}
+
+function parse(body: string): ForwardOptions {
+  const read = (p: string): Buffer | undefined => (FILES[p] === undefined ? undefined : Buffer.from(FILES[p] as string));
+  return parseForward(directive(body), read, (p) => (p.startsWith('/') ? p : `/${p}`));
+}
+
+describe('forward options', () => {
+  const good: Array<{ corefile: string; want: Partial<ForwardOptions> }> = [
+    {
+      corefile: 'forward . 127.0.0.1',
+      want: { from: '.', upstreams: [{ scheme: 'dns', host: '127.0.0.1', port: 53 }], policy: 'random', maxFails: 2, expireMs: 10_000, maxConcurrent: 0 },
+    },
+    {
+      corefile: 'forward Example.ORG 127.0.0.1:5300 [::1]:5301 ::2 dns://10.0.0.1 tls://9.9.9.9 tls://[2620:fe::fe]:8853',
+      want: {
+        from: 'example.org.',
+        upstreams: [
+          { scheme: 'dns', host: '127.0.0.1', port: 5300 },
+          { scheme: 'dns', host: '::1', port: 5301 },
+          { scheme: 'dns', host: '::2', port: 53 },
+          { scheme: 'dns', host: '10.0.0.1', port: 53 },
+          { scheme: 'tls', host: '9.9.9.9', port: 853 },
+          { scheme: 'tls', host: '2620:fe::fe', port: 8853 },
+        ],
+      },
+    },
+    {
+      corefile: 'forward . /etc/resolv.conf',
+      want: {
+        upstreams: [
+          { scheme: 'dns', host: '10.0.0.10', port: 53 },
+          { scheme: 'dns', host: 'fe80::1', port: 53 },
+        ],
+      },
+    },
+    { corefile: 'forward 10.0.0.0/24 127.0.0.1', want: { from: '0.0.10.in-addr.arpa.' } },
+    {
+      corefile: `forward . 127.0.0.1 {
+  except foo.com Bar.org
+  force_tcp
+  prefer_udp
+  expire 30s
+  max_fails 0
+  policy round_robin
+  health_check 2s no_rec domain example.com
+  max_concurrent 1000
+  next NXDOMAIN servfail
+  failfast_all_unhealthy_upstreams
+  tls_servername dns.example
+  tls /certs/cert.pem /certs/key.pem /certs/ca.pem
+}`,
+      want: {
+        except: ['foo.com.', 'bar.org.'],
+        forceTcp: true,
+        preferUdp: true,
+        expireMs: 30_000,
+        maxFails: 0,
+        policy: 'round_robin',
+        healthCheck: { intervalMs: 2000, recursionDesired: false, domain: 'example.com.' },
+        maxConcurrent: 1000,
+        next: [3, 2],
+        failfastAllUnhealthy: true,
+        tlsServername: 'dns.example',
+        tls: { cert: Buffer.from('CERT'), key: Buffer.from('KEY'), ca: Buffer.from('CA') },
+      },
+    },
+    { corefile: 'forward . tls://1.1.1.1 {\n tls /certs/ca.pem\n}', want: { tls: { ca: Buffer.from('CA') } } },
+    { corefile: 'forward . tls://1.1.1.1 {\n tls\n}', want: { tls: {} } },
+    { corefile: 'forward . 127.0.0.1 {\n health_check 100ms\n}', want: { healthCheck: { intervalMs: 100, recursionDesired: true, domain: '.' } } },
+    {
+      corefile: `forward . ${Array.from({ length: 15 }, (_, i) => `127.0.0.${i + 1}`).join(' ')}`,
+      want: { upstreams: Array.from({ length: 15 }, (_, i) => ({ scheme: 'dns' as const, host: `127.0.0.${i + 1}`, port: 53 })) },
+    },
+  ];
+  for (const c of good) {
+    it(`accepts ${JSON.stringify(c.corefile.split('\n')[0])}${c.corefile.includes('\n') ? ' {…}' : ''}`, () => {
+      const got = parse(c.corefile);
+      for (const [k, v] of Object.entries(c.want)) assert.deepEqual(got[k as keyof ForwardOptions], v, k);
+    });
+  }
+
+  // The Corefile opens with ".:53 {" on line 1, so the directive is on line 2.
+  const bad: Array<{ corefile: string; error: string }> = [
+    { corefile: 'forward .', error: 'Corefile:2: wrong argument count for "forward": expected FROM and at least one TO, got 1' },
+    { corefile: 'forward', error: 'Corefile:2: wrong argument count for "forward": expected FROM and at least one TO, got 0' },
+    { corefile: 'forward . dns.google', error: 'Corefile:2: invalid upstream "dns.google" for "forward": not an IP address or file' },
+    { corefile: 'forward . 127.0.0.1:0', error: 'Corefile:2: invalid upstream "127.0.0.1:0" for "forward": invalid port "0"' },
+    { corefile: 'forward . 127.0.0.1:70000', error: 'Corefile:2: invalid upstream "127.0.0.1:70000" for "forward": invalid port "70000"' },
+    { corefile: 'forward . [::1', error: 'Corefile:2: invalid upstream "[::1" for "forward": missing "]"' },
+    { corefile: 'forward . [10.0.0.1]:53', error: 'Corefile:2: invalid upstream "[10.0.0.1]:53" for "forward": "10.0.0.1" is not an IPv6 address' },
+    { corefile: 'forward . https://1.1.1.1', error: 'Corefile:2: invalid upstream "https://1.1.1.1" for "forward": transport https:// is not supported by kdns (use dns:// or tls://)' },
+    { corefile: 'forward . /empty.conf', error: 'Corefile:2: invalid upstream "/empty.conf" for "forward": no nameserver lines in this resolv.conf' },
+    { corefile: 'forward a..b 127.0.0.1', error: 'Corefile:2: invalid FROM zone "a..b": not a valid domain name' },
+    { corefile: 'forward 10.0.0.0/99 127.0.0.1', error: 'Corefile:2: invalid FROM zone "10.0.0.0/99": not a valid CIDR' },
+    {
+      corefile: `forward . ${Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 1}`).join(' ')}`,
+      error: 'Corefile:2: more than 15 upstreams configured for "forward": 16',
+    },
+    { corefile: 'forward . 127.0.0.1 {\n polcy random\n}', error: 'Corefile:3: unknown property "polcy" in forward block' },
+    { corefile: 'forward . 127.0.0.1 {\n policy fastest\n}', error: 'Corefile:3: invalid argument "fastest" for "policy": unknown policy (expected random, round_robin, sequential)' },
+    { corefile: 'forward . 127.0.0.1 {\n policy\n}', error: 'Corefile:3: wrong argument count for "policy": expected 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n max_fails -1\n}', error: 'Corefile:3: max_fails must be at least 0, got -1' },
+    { corefile: 'forward . 127.0.0.1 {\n max_fails two\n}', error: 'Corefile:3: invalid max_fails: "two" is not an integer' },
+    { corefile: 'forward . 127.0.0.1 {\n max_concurrent -5\n}', error: 'Corefile:3: max_concurrent must be at least 0, got -5' },
+    { corefile: 'forward . 127.0.0.1 {\n expire soon\n}', error: 'Corefile:3: invalid duration for expire: "soon" (expected a Go duration such as 500ms, 5s or 1m30s)' },
+    { corefile: 'forward . 127.0.0.1 {\n expire -1s\n}', error: 'Corefile:3: expire must be at least 0s, got -1s' },
+    { corefile: 'forward . 127.0.0.1 {\n health_check 0s\n}', error: 'Corefile:3: health_check must be at least 1ms, got 0s' },
+    { corefile: 'forward . 127.0.0.1 {\n health_check 1s rec\n}', error: 'Corefile:3: invalid argument "rec" for "health_check": expected no_rec or domain NAME' },
+    { corefile: 'forward . 127.0.0.1 {\n health_check 1s domain\n}', error: 'Corefile:3: health_check domain needs a name' },
+    { corefile: 'forward . 127.0.0.1 {\n health_check\n}', error: 'Corefile:3: wrong argument count for "health_check": expected at least 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n force_tcp yes\n}', error: 'Corefile:3: wrong argument count for "force_tcp": expected no arguments, got 1' },
+    { corefile: 'forward . 127.0.0.1 {\n except\n}', error: 'Corefile:3: wrong argument count for "except": expected at least 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n next NOPE\n}', error: 'Corefile:3: invalid argument "NOPE" for "next": not an RCODE name (such as NXDOMAIN, SERVFAIL, REFUSED)' },
+    { corefile: 'forward . 127.0.0.1 {\n tls /certs/missing.pem\n}', error: 'Corefile:3: cannot read TLS file "/certs/missing.pem"' },
+    { corefile: 'forward . 127.0.0.1 {\n tls a b c d\n}', error: 'Corefile:3: wrong argument count for "tls": expected at most 3, got 4' },
+    { corefile: 'forward . 127.0.0.1 {\n tls_servername\n}', error: 'Corefile:3: wrong argument count for "tls_servername": expected 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n max_fails 1\n max_fails 2\n}', error: 'Corefile:4: duplicate property "max_fails" in forward block' },
+    { corefile: 'forward . 127.0.0.1 {\n policy random {\n }\n}', error: 'Corefile:3: "policy" does not take a block' },
+  ];
+  for (const c of bad) {
+    it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, () => {
+      assert.throws(
+        () => parse(c.corefile),
+        (e: unknown) => {
+          assert.ok(e instanceof CorefileError, String(e));
+          assert.equal(e.message, c.error);
+          return true;
+        },
+      );
+    });
+  }
+});

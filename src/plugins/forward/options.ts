@@ -1,0 +1,214 @@
+// `forward FROM TO... { ... }` → ForwardOptions. Pure apart from reading the files the directive
+// names (resolv.conf, TLS material), which the caller passes in, so tests run from tables.
+import {
+  argPosition,
+  duplicateProperty,
+  expectArgs,
+  invalidArg,
+  noBlockAllowed,
+  parseDuration,
+  parseIntArg,
+  unknownProperty,
+} from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { RCode } from '../../dns/types.js';
+import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { POLICY_NAMES, type PolicyName } from './policy.js';
+import { parseUpstream, type UpstreamSpec } from './upstreams.js';
+
+/** CoreDNS's limit on TO addresses. */
+export const MAX_UPSTREAMS = 15;
+
+export interface TlsFiles {
+  cert?: Buffer;
+  key?: Buffer;
+  ca?: Buffer;
+}
+
+export interface ForwardOptions {
+  /** Zone whose names are forwarded (absolute, lower-case). */
+  from: string;
+  /** Names below `from` that are not forwarded (passed to the next plugin). */
+  except: string[];
+  upstreams: UpstreamSpec[];
+  forceTcp: boolean;
+  preferUdp: boolean;
+  /** Reused connections close after this long unused. */
+  expireMs: number;
+  /** Failed health checks before an upstream is skipped; 0 turns health checking off. */
+  maxFails: number;
+  tls: TlsFiles;
+  tlsServername?: string;
+  policy: PolicyName;
+  healthCheck: { intervalMs: number; recursionDesired: boolean; domain: string };
+  /** 0: unlimited. */
+  maxConcurrent: number;
+  /** Upstream RCODEs that hand the query to the next plugin instead. */
+  next: number[];
+  failfastAllUnhealthy: boolean;
+}
+
+export const DEFAULTS = {
+  expireMs: 10_000,
+  maxFails: 2,
+  healthCheckMs: 500,
+} as const;
+
+/** Reads a file named in the Corefile (already resolved against its folder); undefined if unreadable. */
+export type FileReader = (path: string) => Buffer | undefined;
+
+const RCODE_BY_NAME = new Map<string, number>(Object.entries(RCode).map(([k, v]) => [k, v]));
+
+/** A zone argument (FROM, except): a name, or a CIDR standing for its first reverse zone, as CoreDNS. */
+function zoneArg(d: Directive, index: number, what: string): string {
+  const arg = (d.args[index] as string).replace(/^dns:\/\//i, '');
+  const pos = argPosition(d, index);
+  if (arg.includes('/')) {
+    try {
+      return cidrToReverseZones(arg)[0] as string;
+    } catch {
+      throw CorefileError.at(pos, `invalid ${what} "${arg}": not a valid CIDR`);
+    }
+  }
+  if (!isValidDomainName(arg)) throw CorefileError.at(pos, `invalid ${what} "${arg}": not a valid domain name`);
+  return lowerName(fqdn(arg));
+}
+
+function parseTls(prop: Directive, read: FileReader): TlsFiles {
+  const args = expectArgs(prop, 0, 3);
+  const load = (i: number): Buffer => {
+    const path = args[i] as string;
+    const data = read(path);
+    if (data === undefined) throw CorefileError.at(argPosition(prop, i), `cannot read TLS file "${path}"`);
+    return data;
+  };
+  // Same meaning by count as CoreDNS: CA; CERT KEY; CERT KEY CA.
+  switch (args.length) {
+    case 0:
+      return {};
+    case 1:
+      return { ca: load(0) };
+    case 2:
+      return { cert: load(0), key: load(1) };
+    default:
+      return { cert: load(0), key: load(1), ca: load(2) };
+  }
+}
+
+function parseHealthCheck(prop: Directive): ForwardOptions['healthCheck'] {
+  const args = expectArgs(prop, 1, 4);
+  const intervalMs = parseDuration(args[0] as string, argPosition(prop, 0), 'health_check', { minMs: 1 });
+  const hc = { intervalMs, recursionDesired: true, domain: '.' };
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === 'no_rec') {
+      hc.recursionDesired = false;
+    } else if (a === 'domain') {
+      if (i + 1 >= args.length) throw CorefileError.at(argPosition(prop, i), 'health_check domain needs a name');
+      hc.domain = zoneArg(prop, i + 1, 'health_check domain');
+      i++;
+    } else {
+      invalidArg(prop, a, 'expected no_rec or domain NAME');
+    }
+  }
+  return hc;
+}
+
+function parseNext(prop: Directive): number[] {
+  return expectArgs(prop, 1).map((a) => {
+    const code = RCODE_BY_NAME.get(a.toUpperCase());
+    if (code === undefined) return invalidArg(prop, a, 'not an RCODE name (such as NXDOMAIN, SERVFAIL, REFUSED)');
+    return code;
+  });
+}
+
+function parsePolicy(prop: Directive): PolicyName {
+  const [name] = expectArgs(prop, 1, 1) as [string];
+  if (!(POLICY_NAMES as readonly string[]).includes(name)) {
+    invalidArg(prop, name, `unknown policy (expected ${POLICY_NAMES.join(', ')})`);
+  }
+  return name as PolicyName;
+}
+
+function flag(prop: Directive): true {
+  expectArgs(prop, 0, 0);
+  return true;
+}
+
+export function parseForward(d: Directive, read: FileReader, resolvePath: (p: string) => string): ForwardOptions {
+  if (d.args.length < 2) {
+    throw CorefileError.at(d, `wrong argument count for "forward": expected FROM and at least one TO, got ${d.args.length}`);
+  }
+  const from = zoneArg(d, 0, 'FROM zone');
+  const upstreams: UpstreamSpec[] = [];
+  d.args.slice(1).forEach((arg, k) => {
+    const parsed = parseUpstream(arg, (p) => read(resolvePath(p))?.toString('utf8'));
+    if (typeof parsed === 'string') throw CorefileError.at(argPosition(d, k + 1), `invalid upstream "${arg}" for "forward": ${parsed}`);
+    upstreams.push(...parsed);
+  });
+  if (upstreams.length > MAX_UPSTREAMS) {
+    throw CorefileError.at(d, `more than ${MAX_UPSTREAMS} upstreams configured for "forward": ${upstreams.length}`);
+  }
+  const o: ForwardOptions = {
+    from,
+    except: [],
+    upstreams,
+    forceTcp: false,
+    preferUdp: false,
+    expireMs: DEFAULTS.expireMs,
+    maxFails: DEFAULTS.maxFails,
+    tls: {},
+    policy: 'random',
+    healthCheck: { intervalMs: DEFAULTS.healthCheckMs, recursionDesired: true, domain: '.' },
+    maxConcurrent: 0,
+    next: [],
+    failfastAllUnhealthy: false,
+  };
+  const seen = new Set<string>();
+  for (const prop of d.block ?? []) {
+    if (seen.has(prop.name)) duplicateProperty(prop, 'forward');
+    seen.add(prop.name);
+    noBlockAllowed(prop);
+    switch (prop.name) {
+      case 'except':
+        o.except = expectArgs(prop, 1).map((_, i) => zoneArg(prop, i, 'except name'));
+        break;
+      case 'force_tcp':
+        o.forceTcp = flag(prop);
+        break;
+      case 'prefer_udp':
+        o.preferUdp = flag(prop);
+        break;
+      case 'expire':
+        o.expireMs = parseDuration((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), 'expire');
+        break;
+      case 'max_fails':
+        o.maxFails = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_fails', min: 0 });
+        break;
+      case 'tls':
+        o.tls = parseTls(prop, (p) => read(resolvePath(p)));
+        break;
+      case 'tls_servername':
+        o.tlsServername = (expectArgs(prop, 1, 1) as [string])[0];
+        break;
+      case 'policy':
+        o.policy = parsePolicy(prop);
+        break;
+      case 'health_check':
+        o.healthCheck = parseHealthCheck(prop);
+        break;
+      case 'max_concurrent':
+        o.maxConcurrent = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_concurrent', min: 0 });
+        break;
+      case 'next':
+        o.next = parseNext(prop);
+        break;
+      case 'failfast_all_unhealthy_upstreams':
+        o.failfastAllUnhealthy = flag(prop);
+        break;
+      default:
+        unknownProperty(prop, 'forward');
+    }
+  }
+  return o;
+}

@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import type { SetupFn } from '../../server/plugin.js';
+import { Forwarder } from './handler.js';
+import { forwardMetrics } from './metrics.js';
+import { parseForward } from './options.js';
+import { blockForwarders } from './registry.js';
+
+function readOrUndefined(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+export const setup: SetupFn = (ctx) => {
+  const base = dirname(ctx.corefilePath);
+  const options = parseForward(ctx.directive, readOrUndefined, (p) => (isAbsolute(p) ? p : resolve(base, p)));
+  const forwarder = new Forwarder(options, forwardMetrics(ctx.shared.metrics), ctx.shared.log.plugin('forward'));
+  blockForwarders(ctx.instance, ctx.block).forwarders.push(forwarder);
+  return forwarder;
+};
