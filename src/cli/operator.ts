@@ -104,7 +104,7 @@ export function register(program: Command): void {
 
   operator
     .command('crd')
-    .description('Print the CustomResourceDefinition of the DNS resource (deploy/crd-dns.yaml)')
+    .description('Print the CustomResourceDefinition of the DNS resource (deploy/01-crd-dns.yaml)')
     .action(() => {
       process.stdout.write(dnsCRDYaml());
     });
