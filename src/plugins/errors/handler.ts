@@ -13,6 +13,8 @@ export type ConsolidateLevel = 'error' | 'warning' | 'info' | 'debug';
 export interface ConsolidateRule {
   periodMs: number;
   pattern: RegExp;
+  /** The expression as written (RegExp.source would show `/` escaped). */
+  source: string;
   level: ConsolidateLevel;
 }
 
@@ -62,7 +64,7 @@ export class Consolidator {
     this.timer = undefined;
     const n = this.count;
     this.count = 0;
-    if (n > 0) emitAt(this.log, this.rule.level, `${n} errors like '${this.rule.pattern.source}' occurred in last ${formatDuration(this.rule.periodMs)}`);
+    if (n > 0) emitAt(this.log, this.rule.level, `${n} errors like '${this.rule.source}' occurred in last ${formatDuration(this.rule.periodMs)}`);
   }
 }
 

@@ -18,7 +18,7 @@ function parseConsolidate(prop: Directive): ConsolidateRule {
   if (!(LEVELS as readonly string[]).includes(level)) {
     throw CorefileError.at(argPosition(prop, 2), `unknown log level "${level}" in consolidate (expected ${LEVELS.join(', ')})`);
   }
-  return { periodMs, pattern, level: level as ConsolidateLevel };
+  return { periodMs, pattern, source, level: level as ConsolidateLevel };
 }
 
 /** `errors [stdout] { stacktrace ; consolidate DURATION REGEXP [LEVEL] }` */

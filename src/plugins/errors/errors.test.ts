@@ -1,0 +1,164 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import type { Directive } from '../../corefile/ast.js';
+import { parseCorefile } from '../../corefile/parser.js';
+import { encodeMessage, parseQuery } from '../../dns/codec.js';
+import { RCode, RRType } from '../../dns/types.js';
+import { createLogger, type Level } from '../../server/log.js';
+import { PluginError, type Next } from '../../server/plugin.js';
+import { errorReply, Reply, responseFor } from '../../server/reply.js';
+import { DnsRequest } from '../../server/request.js';
+import { ErrorsPlugin, type ConsolidateLevel, type ErrorsConfig } from './handler.js';
+import { parseErrors } from './setup.js';
+
+function directive(text: string): Directive {
+  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
+  return block?.directives[0] as Directive;
+}
+
+/** Config as plain values (RegExp → source) for comparison. */
+function shown(text: string) {
+  const c = parseErrors(directive(text));
+  return { stacktrace: c.stacktrace, consolidate: c.consolidate.map((r) => [r.periodMs, r.source, r.level]) };
+}
+
+describe('errors setup: valid lines', () => {
+  const cases: Array<{ name: string; corefile: string; want: ReturnType<typeof shown> }> = [
+    { name: 'bare errors', corefile: 'errors', want: { stacktrace: false, consolidate: [] } },
+    { name: 'errors stdout', corefile: 'errors stdout', want: { stacktrace: false, consolidate: [] } },
+    {
+      name: 'consolidate rules in order, level defaults to error',
+      corefile: 'errors {\n consolidate 5m ".* i/o timeout$" warning\n consolidate 30s "^Failed to .+"\n}',
+      want: { stacktrace: false, consolidate: [[300_000, '.* i/o timeout$', 'warning'], [30_000, '^Failed to .+', 'error']] },
+    },
+    { name: 'stacktrace', corefile: 'errors {\n stacktrace\n}', want: { stacktrace: true, consolidate: [] } },
+    { name: 'CoreDNS older spelling panicRecoveryStacktrace', corefile: 'errors {\n panicRecoveryStacktrace\n}', want: { stacktrace: true, consolidate: [] } },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(shown(c.corefile), c.want));
+});
+
+describe('errors setup: invalid lines name the line', () => {
+  const cases: Array<{ name: string; corefile: string; error: string }> = [
+    { name: 'log file other than stdout', corefile: 'errors /var/log/x', error: 'Corefile:2: invalid log target for errors: "/var/log/x" (only stdout)' },
+    { name: 'two arguments', corefile: 'errors stdout more', error: 'Corefile:2: wrong argument count for "errors": expected at most 1, got 2' },
+    { name: 'unknown property', corefile: 'errors {\n consolidat 5m x\n}', error: 'Corefile:3: unknown property "consolidat" in errors block' },
+    { name: 'consolidate with one argument', corefile: 'errors {\n consolidate 5m\n}', error: 'Corefile:3: wrong argument count for "consolidate": expected at least 2, got 1' },
+    { name: 'consolidate with four arguments', corefile: 'errors {\n consolidate 5m x error more\n}', error: 'Corefile:3: wrong argument count for "consolidate": expected at most 3, got 4' },
+    {
+      name: 'bad period',
+      corefile: 'errors {\n consolidate often x\n}',
+      error: 'Corefile:3: invalid duration for consolidate period: "often" (expected a Go duration such as 500ms, 5s or 1m30s)',
+    },
+    { name: 'zero period', corefile: 'errors {\n consolidate 0s x\n}', error: 'Corefile:3: consolidate period must be at least 1ms, got 0s' },
+    { name: 'bad regexp', corefile: 'errors {\n consolidate 5m "a(b"\n}', error: 'Corefile:3: invalid regular expression "a(b" in consolidate: Invalid regular expression: /a(b/: Unterminated group' },
+    { name: 'bad level', corefile: 'errors {\n consolidate 5m x fatal\n}', error: 'Corefile:3: unknown log level "fatal" in consolidate (expected warning, error, info, debug)' },
+    { name: 'stacktrace with an argument', corefile: 'errors {\n stacktrace yes\n}', error: 'Corefile:3: wrong argument count for "stacktrace": expected no arguments, got 1' },
+  ];
+  for (const c of cases) test(c.name, () => assert.throws(() => parseErrors(directive(c.corefile)), { message: c.error }));
+});
+
+function request(name = 'www.example.org.', qtype: number = RRType.A): DnsRequest {
+  const raw = encodeMessage({
+    id: 9,
+    qr: false,
+    opcode: 0,
+    aa: false,
+    tc: false,
+    rd: true,
+    ra: false,
+    z: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    questions: [{ name, type: qtype, class: 1 }],
+    answers: [],
+    authority: [],
+    additional: [],
+  });
+  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+}
+
+function capture(): { lines: string[]; plugin: (config: ErrorsConfig) => ErrorsPlugin } {
+  const lines: string[] = [];
+  const log = createLogger((level: Level, line: string) => lines.push(`[${level}] ${line}`)).plugin('errors');
+  return { lines, plugin: (config) => new ErrorsPlugin(config, log) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('errors: one line per error', () => {
+  const timeout: Next = (req) => errorReply(req, RCode.SERVFAIL, new Error('plugin/forward: read udp 127.0.0.1:5353: i/o timeout'));
+  const refused: Next = () => {
+    throw new PluginError('acl', RCode.REFUSED, 'blocked by policy');
+  };
+  const bug: Next = () => {
+    throw new TypeError('cannot read properties of undefined');
+  };
+  const fine: Next = (req) => Reply.of(responseFor(req));
+  const asyncTimeout: Next = async (req) => timeout(req);
+  const cases: Array<{ name: string; next: Next; qtype?: number; want: string[]; throws?: string }> = [
+    { name: 'reply carrying an error', next: timeout, want: ['[ERROR] plugin/errors: 2 www.example.org. A: plugin/forward: read udp 127.0.0.1:5353: i/o timeout'] },
+    { name: 'same, answered asynchronously', next: asyncTimeout, qtype: RRType.AAAA, want: ['[ERROR] plugin/errors: 2 www.example.org. AAAA: plugin/forward: read udp 127.0.0.1:5353: i/o timeout'] },
+    { name: 'thrown PluginError: its rcode, rethrown', next: refused, want: ['[ERROR] plugin/errors: 5 www.example.org. A: plugin/acl: blocked by policy'], throws: 'plugin/acl: blocked by policy' },
+    { name: 'thrown bug: left to the server (logged there as a panic), rethrown', next: bug, want: [], throws: 'cannot read properties of undefined' },
+    { name: 'reply without error: nothing', next: fine, want: [] },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const { lines, plugin } = capture();
+      const p = plugin({ consolidate: [], stacktrace: false });
+      const run = async () => p.serve(request('www.example.org.', c.qtype), c.next);
+      if (c.throws) await assert.rejects(run, { message: c.throws });
+      else await run();
+      assert.deepEqual(lines, c.want);
+    });
+  }
+});
+
+describe('errors: consolidate', () => {
+  const failWith =
+    (message: string): Next =>
+    (req) =>
+      errorReply(req, RCode.SERVFAIL, new Error(message));
+  const rule = (source: string, level: ConsolidateLevel = 'error', periodMs = 60) => ({ periodMs, pattern: new RegExp(source), source, level });
+
+  test('matching errors become one line per period; others stay single lines', async () => {
+    const { lines, plugin } = capture();
+    const p = plugin({ consolidate: [rule('i/o timeout$', 'warning')], stacktrace: false });
+    for (let i = 0; i < 3; i++) await p.serve(request(), failWith('read udp: i/o timeout'));
+    await p.serve(request(), failWith('connection refused'));
+    assert.deepEqual(lines, ['[ERROR] plugin/errors: 2 www.example.org. A: connection refused']);
+    await sleep(120);
+    assert.deepEqual(lines, ['[ERROR] plugin/errors: 2 www.example.org. A: connection refused', "[WARNING] plugin/errors: 3 errors like 'i/o timeout$' occurred in last 60ms"]);
+  });
+
+  test('a new period starts with the next match after a summary', async () => {
+    const { lines, plugin } = capture();
+    const p = plugin({ consolidate: [rule('timeout')], stacktrace: false });
+    await p.serve(request(), failWith('timeout'));
+    await sleep(100);
+    await p.serve(request(), failWith('timeout'));
+    await p.serve(request(), failWith('timeout'));
+    await sleep(100);
+    assert.deepEqual(lines, ["[ERROR] plugin/errors: 1 errors like 'timeout' occurred in last 60ms", "[ERROR] plugin/errors: 2 errors like 'timeout' occurred in last 60ms"]);
+  });
+
+  test('the first matching pattern takes the error', async () => {
+    const { lines, plugin } = capture();
+    const p = plugin({ consolidate: [rule('^read', 'info', 30_000), rule('timeout', 'error', 30_000)], stacktrace: false });
+    await p.serve(request(), failWith('read udp: timeout'));
+    await p.serve(request(), failWith('dial: timeout'));
+    p.stop();
+    assert.deepEqual(lines, ["[INFO] plugin/errors: 1 errors like '^read' occurred in last 30s", "[ERROR] plugin/errors: 1 errors like 'timeout' occurred in last 30s"]);
+  });
+
+  test('stop reports the open period at once and later errors are logged singly', async () => {
+    const { lines, plugin } = capture();
+    const p = plugin({ consolidate: [rule('timeout', 'error', 300_000)], stacktrace: false });
+    await p.serve(request(), failWith('timeout'));
+    p.stop();
+    await p.serve(request(), failWith('timeout'));
+    assert.deepEqual(lines, ["[ERROR] plugin/errors: 1 errors like 'timeout' occurred in last 5m0s", '[ERROR] plugin/errors: 2 www.example.org. A: timeout']);
+  });
+});
