@@ -1,0 +1,172 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import type { Directive } from '../../corefile/ast.js';
+import { parseCorefile } from '../../corefile/parser.js';
+import { RRType } from '../../dns/types.js';
+import { dig } from '../../testutil/dig.js';
+import { freePort } from '../../testutil/net.js';
+import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { familyOf, serverLabel, typeLabel } from './handler.js';
+import { parsePrometheus } from './setup.js';
+
+function directive(text: string): Directive {
+  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
+  return block?.directives[0] as Directive;
+}
+
+describe('prometheus setup', () => {
+  const valid: Array<{ corefile: string; want: { host: string | undefined; port: number } }> = [
+    { corefile: 'prometheus', want: { host: '127.0.0.1', port: 9153 } },
+    { corefile: 'prometheus :9253', want: { host: undefined, port: 9253 } },
+    { corefile: 'prometheus [::1]:9153', want: { host: '::1', port: 9153 } },
+  ];
+  for (const c of valid) {
+    test(`valid: ${JSON.stringify(c.corefile)}`, () => {
+      const p = parsePrometheus(directive(c.corefile));
+      assert.deepEqual({ host: p.address.host, port: p.address.port }, c.want);
+    });
+  }
+  const invalid: Array<{ corefile: string; error: string }> = [
+    { corefile: 'prometheus localhost', error: 'Corefile:2: prometheus: address localhost: missing port in address' },
+    { corefile: 'prometheus :9153 :9154', error: 'Corefile:2: prometheus takes at most one address, got 2 arguments' },
+    { corefile: 'prometheus {\n tls /etc/web.yml\n}', error: 'Corefile:3: unknown property "tls" in prometheus block' },
+  ];
+  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parsePrometheus(directive(c.corefile)), { message: c.error }));
+});
+
+describe('label values', () => {
+  const types: Array<[number, string]> = [
+    [RRType.A, 'A'],
+    [RRType.AAAA, 'AAAA'],
+    [RRType.SRV, 'SRV'],
+    [65, 'HTTPS'],
+    [48, 'DNSKEY'],
+    [RRType.HINFO, 'other'],
+    [65280, 'other'],
+  ];
+  for (const [qtype, want] of types) test(`type ${qtype} → ${want}`, () => assert.equal(typeLabel(qtype), want));
+
+  const families: Array<[string, number]> = [
+    ['10.0.0.1', 1],
+    ['fd00::1', 2],
+    ['::1', 2],
+  ];
+  for (const [address, want] of families) test(`family of ${address} → ${want}`, () => assert.equal(familyOf(address), want));
+
+  const servers: Array<[string, number, string]> = [
+    ['', 53, 'dns://:53'],
+    ['127.0.0.1', 1053, 'dns://127.0.0.1:1053'],
+    ['::1', 53, 'dns://[::1]:53'],
+  ];
+  for (const [address, port, want] of servers) test(`server label ${want}`, () => assert.equal(serverLabel(address, port), want));
+});
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+function parseExposition(text: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] as string] = l[2] as string;
+    out.push({ name: m[1] as string, labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+/** Sum of the samples of `name` whose labels include `match`. */
+function value(samples: Sample[], name: string, match: Record<string, string> = {}): number {
+  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
+}
+
+describe('prometheus end to end: real dig, real scrape', () => {
+  let s: TestServer;
+  let metricsPort: number;
+  let server: string;
+  const scrape = async (): Promise<Sample[]> => {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    return parseExposition(await res.text());
+  };
+
+  before(async () => {
+    metricsPort = await freePort();
+    s = await startTestServer(`
+example.org:{PORT} {
+    bind 127.0.0.1
+    prometheus 127.0.0.1:${metricsPort}
+    hosts {
+        10.1.2.3 www.example.org
+    }
+}
+example.net:{PORT} {
+    bind 127.0.0.1
+    prometheus 127.0.0.1:${metricsPort}
+    whoami
+}
+`);
+    server = `dns://127.0.0.1:${s.port}`;
+  });
+  after(() => s.stop());
+
+  test('requests, responses, sizes and durations count every query', async () => {
+    const before = await scrape();
+    const base = { server, zone: 'example.org.', view: '' };
+    const n = 3;
+    let size = 0;
+    for (let i = 0; i < n; i++) size += (await dig('www.example.org', 'A', { port: s.port })).size;
+    await dig('www.example.org', 'AAAA', { port: s.port, args: ['+tcp'] });
+    const nx = await dig('nope.example.org', 'A', { port: s.port });
+    const after = await scrape();
+    const delta = (name: string, match: Record<string, string>) => value(after, name, match) - value(before, name, match);
+    assert.equal(delta('coredns_dns_requests_total', { ...base, proto: 'udp', family: '1', type: 'A' }), n + 1);
+    assert.equal(delta('coredns_dns_requests_total', { ...base, proto: 'tcp', family: '1', type: 'AAAA' }), 1);
+    assert.equal(delta('coredns_dns_responses_total', { ...base, rcode: 'NOERROR', plugin: '' }), n + 1);
+    assert.equal(delta('coredns_dns_responses_total', { ...base, rcode: nx.status }), 1);
+    assert.equal(delta('coredns_dns_request_duration_seconds_count', { ...base, type: 'A' }), n + 1);
+    assert.equal(delta('coredns_dns_request_size_bytes_count', { ...base, proto: 'udp' }), n + 1);
+    assert.equal(delta('coredns_dns_response_size_bytes_sum', { ...base, proto: 'udp' }) - nx.size, size, 'response sizes are what dig received');
+  });
+
+  test('each block counts under its own zone; one listener serves both', async () => {
+    const before = await scrape();
+    await dig('example.net', 'TXT', { port: s.port });
+    const after = await scrape();
+    const match = { server, zone: 'example.net.', type: 'TXT', proto: 'udp' };
+    assert.equal(value(after, 'coredns_dns_requests_total', match) - value(before, 'coredns_dns_requests_total', match), 1);
+  });
+
+  test('DNSSEC OK queries are counted', async () => {
+    const before = await scrape();
+    await dig('www.example.org', 'A', { port: s.port, args: ['+dnssec'] });
+    const after = await scrape();
+    const match = { server, zone: 'example.org.' };
+    assert.equal(value(after, 'coredns_dns_do_requests_total', match) - value(before, 'coredns_dns_do_requests_total', match), 1);
+  });
+
+  test('build info, panics and process metrics are exported', async () => {
+    const all = await scrape();
+    const info = all.find((x) => x.name === 'coredns_build_info');
+    assert.equal(info?.value, 1);
+    assert.equal(info?.labels.goversion, process.version);
+    assert.match(info?.labels.version ?? '', /^\d+\.\d+\.\d+/);
+    assert.ok(all.some((x) => x.name === 'coredns_panics_total'));
+    assert.ok(all.some((x) => x.name === 'process_resident_memory_bytes'));
+  });
+
+  test('a reload keeps counting from where it was', async () => {
+    await dig('www.example.org', 'A', { port: s.port });
+    const match = { server, zone: 'example.org.', type: 'A', proto: 'udp' };
+    const before = value(await scrape(), 'coredns_dns_requests_total', match);
+    assert.equal(await s.server.reload(), true);
+    await dig('www.example.org', 'A', { port: s.port });
+    assert.equal(value(await scrape(), 'coredns_dns_requests_total', match), before + 1);
+  });
+});
