@@ -1,0 +1,293 @@
+// The embedded source: a folder of Kubernetes manifests, watched. Each file is applied as a unit:
+// a file that fails to parse is reported (path and line) and whatever it held before stays in
+// the store; a file that parses is diffed against what it held, so editing one Service in a
+// 10,000-service file changes one Service in the store.
+
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { formatManifestError, isManifestFile, parseManifests, type ManifestError } from './manifests.js';
+import { silentLog, type ClusterSource, type SourceLog } from './source.js';
+import { ClusterStore, objectKey } from './store.js';
+import type { ClusterObject } from './types.js';
+
+export interface DirectorySourceOptions {
+  log?: SourceLog;
+  /** Wait after a file-system event before rescanning, so a burst of writes is read once. */
+  debounceMs?: number;
+  /** Safety-net rescan interval, for file systems where watch events do not arrive (0 = off). */
+  pollMs?: number;
+}
+
+interface HeldObject {
+  kind: ClusterObject['kind'];
+  namespace: string | undefined;
+  name: string;
+  fingerprint: number;
+}
+
+interface FileState {
+  /** Identity of the version we last read: mtime, size, inode, ctime. */
+  stamp: string;
+  /** What the file contributes to the store (kept from the last version that parsed). */
+  objects: Map<string, HeldObject>;
+  errors: ManifestError[];
+}
+
+/** 53-bit string hash (cyrb53): enough to tell whether an object's JSON changed. */
+function fingerprint(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+interface Tree {
+  dirs: string[];
+  files: string[];
+}
+
+async function walk(root: string): Promise<Tree> {
+  const tree: Tree = { dirs: [], files: [] };
+  const visit = async (dir: string, top: boolean): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (top) throw err;
+      return; // removed while we walked
+    }
+    tree.dirs.push(dir);
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue; // editor swap files, ..data symlink farms of ConfigMap mounts
+      const p = join(dir, e.name);
+      if (e.isDirectory()) await visit(p, false);
+      else if (isManifestFile(e.name)) tree.files.push(p);
+    }
+  };
+  await visit(root, true);
+  tree.files.sort();
+  return tree;
+}
+
+export class DirectorySource implements ClusterSource {
+  readonly description: string;
+  private readonly log: SourceLog;
+  private readonly debounceMs: number;
+  private readonly pollMs: number;
+  private readonly files = new Map<string, FileState>();
+  /** Which file an object came from, so removing a duplicate from one file does not drop the other's. */
+  private readonly owners = new Map<string, string>();
+  private readonly watchers = new Map<string, FSWatcher>();
+  private debounceTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private rerun = false;
+  private stopped = false;
+  private scans = 0;
+  private readonly scanWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly dir: string,
+    readonly store: ClusterStore = new ClusterStore(),
+    opts: DirectorySourceOptions = {},
+  ) {
+    this.description = `directory ${dir}`;
+    this.log = opts.log ?? silentLog;
+    this.debounceMs = opts.debounceMs ?? 30;
+    this.pollMs = opts.pollMs ?? 2000;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.rescan();
+    this.store.markSynced();
+    const c = this.store.counts();
+    this.log.info(`${this.description}: loaded ${c.services} services, ${c.endpointGroups} endpoint groups, ${c.pods} pods, ${c.namespaces} namespaces from ${this.files.size} files`);
+    if (this.pollMs > 0 && !this.stopped) {
+      this.pollTimer = setInterval(() => this.schedule(0), this.pollMs);
+      this.pollTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.debounceTimer) clearTimeout(this.debounceTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.debounceTimer = undefined;
+    this.pollTimer = undefined;
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+    await this.running;
+  }
+
+  /** Errors of files whose latest version did not parse (their previous objects are still served). */
+  currentErrors(): ManifestError[] {
+    return [...this.files.values()].flatMap((f) => f.errors);
+  }
+
+  /** Resolves after the next complete rescan (tests; `kdns` status). */
+  nextScan(): Promise<void> {
+    return new Promise((resolve) => this.scanWaiters.push(resolve));
+  }
+
+  /** Rescans now (or right after the scan in progress). */
+  rescan(): Promise<void> {
+    if (this.running) {
+      this.rerun = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.rerun = false;
+          await this.scanOnce();
+        } while (this.rerun && !this.stopped);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private schedule(delay: number = this.debounceMs): void {
+    if (this.stopped) return;
+    if (this.debounceTimer) clearTimeout(this.debounceTimer);
+    this.debounceTimer = setTimeout(() => {
+      this.debounceTimer = undefined;
+      void this.rescan();
+    }, delay);
+  }
+
+  private async scanOnce(): Promise<void> {
+    let tree: Tree;
+    try {
+      tree = await walk(this.dir);
+    } catch (err) {
+      // The folder itself is gone or unreadable: keep serving what we have, say why once per scan.
+      this.log.error(`${this.description}: cannot read: ${(err as Error).message}`);
+      this.finishScan();
+      return;
+    }
+    this.watchDirs(tree.dirs);
+    const loaded: Array<{ file: string; stamp: string; text: string | undefined }> = [];
+    for (const file of tree.files) {
+      let stamp: string;
+      try {
+        const s = await stat(file);
+        stamp = `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
+      } catch {
+        continue; // vanished between readdir and stat: handled as removed below
+      }
+      if (this.files.get(file)?.stamp === stamp) continue;
+      let text: string | undefined;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${(err as Error).message}` }]);
+        continue;
+      }
+      loaded.push({ file, stamp, text });
+    }
+    const present = new Set(tree.files);
+    // Apply synchronously so the store changes in one step per scan (one delta for caches).
+    this.store.batch(() => {
+      for (const { file, stamp, text } of loaded) this.applyFile(file, stamp, text as string);
+      for (const file of [...this.files.keys()]) {
+        if (!present.has(file)) this.forgetFile(file);
+      }
+    });
+    this.finishScan();
+  }
+
+  private finishScan(): void {
+    this.scans++;
+    const waiters = this.scanWaiters.splice(0);
+    for (const w of waiters) w();
+  }
+
+  private watchDirs(dirs: string[]): void {
+    if (this.stopped) return;
+    const wanted = new Set(dirs);
+    for (const [d, w] of this.watchers) {
+      if (!wanted.has(d)) {
+        w.close();
+        this.watchers.delete(d);
+      }
+    }
+    for (const d of dirs) {
+      if (this.watchers.has(d)) continue;
+      try {
+        const w = watch(d, { persistent: false }, () => this.schedule());
+        w.on('error', () => {
+          w.close();
+          this.watchers.delete(d);
+          this.schedule();
+        });
+        this.watchers.set(d, w);
+      } catch {
+        // No watch support here (some network file systems): the poll timer still sees changes.
+      }
+    }
+  }
+
+  private reportErrors(file: string, stamp: string, errors: ManifestError[]): void {
+    const state = this.files.get(file);
+    const shown = relative(process.cwd(), file) || file;
+    for (const e of errors) this.log.error(formatManifestError({ ...e, file: shown }));
+    if (state) {
+      state.stamp = stamp;
+      state.errors = errors;
+      this.log.warn(`${shown}: keeping the ${state.objects.size} objects from its last good version`);
+    } else {
+      this.files.set(file, { stamp, objects: new Map(), errors });
+    }
+  }
+
+  private applyFile(file: string, stamp: string, text: string): void {
+    const result = parseManifests(text, file);
+    if (result.errors.length > 0) {
+      this.reportErrors(file, stamp, result.errors);
+      return;
+    }
+    const previous = this.files.get(file)?.objects ?? new Map<string, HeldObject>();
+    const next = new Map<string, HeldObject>();
+    for (const obj of result.objects) {
+      const key = objectKey(obj.kind, obj.metadata.namespace, obj.metadata.name);
+      const fp = fingerprint(JSON.stringify(obj));
+      const owner = this.owners.get(key);
+      if (owner !== undefined && owner !== file && this.files.has(owner)) {
+        this.log.warn(`${file}: ${key} is also defined in ${owner}; using the one from ${file}`);
+      }
+      next.set(key, { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, fingerprint: fp });
+      if (previous.get(key)?.fingerprint !== fp || owner !== file) {
+        this.store.upsert(obj);
+        this.owners.set(key, file);
+      }
+    }
+    for (const [key, held] of previous) {
+      if (!next.has(key)) this.drop(key, held, file);
+    }
+    if (this.files.get(file)?.errors.length) this.log.info(`${file}: parses again, applied`);
+    this.files.set(file, { stamp, objects: next, errors: [] });
+  }
+
+  private forgetFile(file: string): void {
+    const state = this.files.get(file);
+    if (!state) return;
+    this.files.delete(file);
+    for (const [key, held] of state.objects) this.drop(key, held, file);
+  }
+
+  private drop(key: string, held: HeldObject, file: string): void {
+    if (this.owners.get(key) !== file) return; // another file defines it now
+    this.owners.delete(key);
+    this.store.remove(held.kind, held.namespace, held.name);
+  }
+}

@@ -1,0 +1,638 @@
+// The indexed cluster state DNS answers from. Sources (a manifest directory, the Kubernetes API)
+// write objects in; readers get compact records through Map lookups by service key, IP and
+// namespace. Every write touches only the indexes of the object it changes, and listeners hear
+// exactly which services and IPs changed, so caches above can drop just those answers.
+
+import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from '../dns/ip.js';
+import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service } from './types.js';
+
+export type Labels = Readonly<Record<string, string>>;
+
+export interface PortInfo {
+  /** "" for an unnamed port. */
+  readonly name: string;
+  /** "TCP", "UDP", "SCTP"; "" only for the no-ports sentinel. */
+  readonly protocol: string;
+  /** -1 is the sentinel for "no ports declared" (the name still resolves, SRV does not). */
+  readonly port: number;
+}
+
+export type ServiceKind = 'ClusterIP' | 'Headless' | 'ExternalName';
+
+export interface ServiceInfo {
+  /** `name.namespace`, the key DNS names map to (`<name>.<namespace>.svc.<zone>`). */
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly kind: ServiceKind;
+  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
+  readonly clusterIPs: readonly string[];
+  /** As written in spec.externalName (ExternalName services only). */
+  readonly externalName: string;
+  /** Never empty: a service without ports holds the sentinel port -1. */
+  readonly ports: readonly PortInfo[];
+  readonly publishNotReadyAddresses: boolean;
+  /** Whether spec.selector is set (endpoints managed by Kubernetes), for the programming-latency metric. */
+  readonly hasSelector: boolean;
+  readonly labels: Labels | undefined;
+  readonly resourceVersion: string | undefined;
+}
+
+export interface EndpointAddressInfo {
+  /** Canonical text form. */
+  readonly ip: string;
+  /** spec hostname of the endpoint, "" when unset. */
+  readonly hostname: string;
+  /** targetRef.name (the pod), "" when unset or too long for a DNS label. */
+  readonly targetRefName: string;
+  readonly nodeName: string;
+  /**
+   * Published in DNS: ready (unset counts as ready, as the API documents), or any address of a
+   * service with publishNotReadyAddresses, which is what the EndpointSlice controller would write.
+   */
+  readonly ready: boolean;
+}
+
+/** One EndpointSlice, or one subset of a legacy Endpoints object. */
+export interface EndpointGroup {
+  /** `EndpointSlice ns/name` or `Endpoints ns/name[i]`. */
+  readonly id: string;
+  readonly legacy: boolean;
+  readonly namespace: string;
+  /** `service.namespace` of the owning service. */
+  readonly serviceKey: string;
+  readonly addresses: readonly EndpointAddressInfo[];
+  /** Never empty: a group without ports holds the sentinel port -1. */
+  readonly ports: readonly PortInfo[];
+  readonly labels: Labels | undefined;
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown' | '';
+
+export interface PodInfo {
+  readonly name: string;
+  readonly namespace: string;
+  /** Canonical text forms of status.podIPs (or podIP). */
+  readonly ips: readonly string[];
+  readonly phase: PodPhase;
+  /** Has a deletionTimestamp: on its way out. */
+  readonly terminating: boolean;
+  readonly labels: Labels | undefined;
+}
+
+export interface NamespaceInfo {
+  readonly name: string;
+  readonly labels: Labels | undefined;
+}
+
+/** What one batch of writes changed, for caches that answer from the store. */
+export interface StoreDelta {
+  /** Keys (`name.namespace`) of services whose service object or endpoints changed. */
+  readonly services: ReadonlySet<string>;
+  /** IPs that gained or lost a service or endpoint (PTR answers). */
+  readonly ips: ReadonlySet<string>;
+  /** IPs whose pods changed (verified pod answers). */
+  readonly podIPs: ReadonlySet<string>;
+  readonly namespaces: boolean;
+  readonly nodes: boolean;
+  /**
+   * For each EndpointSlice change carrying `endpoints.kubernetes.io/last-change-trigger-time`:
+   * how long from that trigger until the store had it (CoreDNS's DNS programming latency).
+   */
+  readonly programmingLatency: ReadonlyArray<{ serviceKind: 'cluster_ip' | 'headless_with_selector' | 'headless_without_selector'; seconds: number }>;
+}
+
+export type StoreListener = (delta: StoreDelta) => void;
+
+export type StoredKind = ClusterObject['kind'];
+
+export interface StoreCounts {
+  namespaces: number;
+  services: number;
+  endpointGroups: number;
+  pods: number;
+  nodes: number;
+}
+
+const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+const NO_PORTS: readonly PortInfo[] = Object.freeze([Object.freeze({ name: '', protocol: '', port: -1 })]);
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/**
+ * The one text form of an address, so "FD00::1" from a manifest and "fd00::1" from a reverse
+ * name meet in the same Map key. undefined for text that is not an IP.
+ */
+export function canonicalIP(text: string): string | undefined {
+  if (text.includes(':')) {
+    const b = parseIPv6(text);
+    return b ? formatIPv6(b) : undefined;
+  }
+  const b = parseIPv4(text);
+  return b ? formatIPv4(b) : undefined;
+}
+
+export function objectKey(kind: string, namespace: string | undefined, name: string): string {
+  return namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`;
+}
+
+interface ServiceEndpoints {
+  slices: Set<EndpointGroup>;
+  legacy: Set<EndpointGroup>;
+  /** The groups readers see, sorted by id; rebuilt lazily after a change. */
+  view: readonly EndpointGroup[] | undefined;
+}
+
+/** Adds `value` to the array under `key`, creating it. */
+function addTo<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function removeFrom<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (!list) return;
+  const i = list.indexOf(value);
+  if (i >= 0) list.splice(i, 1);
+  if (list.length === 0) map.delete(key);
+}
+
+function toPorts(ports: ReadonlyArray<{ name?: string; protocol?: string; port?: number }> | undefined): readonly PortInfo[] {
+  if (!ports || ports.length === 0) return NO_PORTS;
+  // The API server defaults protocol to TCP; manifests often leave it out.
+  return ports.map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? 'TCP', port: p.port ?? -1 }));
+}
+
+function nonEmptyLabels(labels: Record<string, string> | undefined): Labels | undefined {
+  return labels && Object.keys(labels).length > 0 ? labels : undefined;
+}
+
+export function toServiceInfo(svc: Service): ServiceInfo {
+  const spec = svc.spec ?? {};
+  const namespace = svc.metadata.namespace ?? 'default';
+  const name = svc.metadata.name;
+  let kind: ServiceKind = 'ClusterIP';
+  let clusterIPs: string[] = [];
+  if (spec.type === 'ExternalName') {
+    kind = 'ExternalName';
+  } else {
+    const given = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP !== undefined ? [spec.clusterIP] : [];
+    if (given[0] === 'None') kind = 'Headless';
+    else clusterIPs = given.map((ip) => canonicalIP(ip)).filter((ip): ip is string => ip !== undefined);
+  }
+  return {
+    key: `${name.toLowerCase()}.${namespace.toLowerCase()}`,
+    name,
+    namespace,
+    kind,
+    clusterIPs,
+    externalName: kind === 'ExternalName' ? (spec.externalName ?? '') : '',
+    ports: toPorts(spec.ports),
+    publishNotReadyAddresses: spec.publishNotReadyAddresses === true,
+    hasSelector: spec.selector !== undefined && Object.keys(spec.selector).length > 0,
+    labels: nonEmptyLabels(svc.metadata.labels),
+    resourceVersion: svc.metadata.resourceVersion,
+  };
+}
+
+/** A pod name longer than a DNS label cannot be an endpoint hostname (CoreDNS drops it too). */
+function targetName(name: string | undefined): string {
+  return name !== undefined && name.length < 64 ? name : '';
+}
+
+export function sliceToGroup(slice: EndpointSlice): EndpointGroup {
+  const namespace = slice.metadata.namespace ?? 'default';
+  const service = slice.metadata.labels?.[SERVICE_NAME_LABEL] ?? '';
+  const addresses: EndpointAddressInfo[] = [];
+  // FQDN slices name hosts, not addresses: nothing DNS can serve as A/AAAA or PTR.
+  if (slice.addressType !== 'FQDN') {
+    for (const ep of slice.endpoints ?? []) {
+      const ready = ep.conditions?.ready !== false;
+      for (const a of ep.addresses) {
+        const ip = canonicalIP(a);
+        if (ip === undefined) continue;
+        addresses.push({ ip, hostname: ep.hostname ?? '', targetRefName: targetName(ep.targetRef?.name), nodeName: ep.nodeName ?? '', ready });
+      }
+    }
+  }
+  return {
+    id: objectKey('EndpointSlice', namespace, slice.metadata.name),
+    legacy: false,
+    namespace,
+    serviceKey: `${service.toLowerCase()}.${namespace.toLowerCase()}`,
+    addresses,
+    ports: toPorts(slice.ports),
+    labels: nonEmptyLabels(slice.metadata.labels),
+  };
+}
+
+export function endpointsToGroups(ep: Endpoints): EndpointGroup[] {
+  const namespace = ep.metadata.namespace ?? 'default';
+  const serviceKey = `${ep.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`;
+  const labels = nonEmptyLabels(ep.metadata.labels);
+  return (ep.subsets ?? []).map((subset, i) => {
+    const addresses: EndpointAddressInfo[] = [];
+    const add = (list: typeof subset.addresses, ready: boolean): void => {
+      for (const a of list ?? []) {
+        const ip = canonicalIP(a.ip);
+        if (ip !== undefined) addresses.push({ ip, hostname: a.hostname ?? '', targetRefName: targetName(a.targetRef?.name), nodeName: a.nodeName ?? '', ready });
+      }
+    };
+    add(subset.addresses, true);
+    add(subset.notReadyAddresses, false);
+    return { id: `${objectKey('Endpoints', namespace, ep.metadata.name)}[${i}]`, legacy: true, namespace, serviceKey, addresses, ports: toPorts(subset.ports), labels };
+  });
+}
+
+export function toPodInfo(pod: Pod): PodInfo {
+  const status = pod.status ?? {};
+  const given = status.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : status.podIP ? [status.podIP] : [];
+  return {
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace ?? 'default',
+    ips: given.map((ip) => canonicalIP(ip)).filter((ip): ip is string => ip !== undefined),
+    phase: status.phase ?? '',
+    terminating: pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
+    labels: nonEmptyLabels(pod.metadata.labels),
+  };
+}
+
+class DeltaBuilder {
+  services = new Set<string>();
+  ips = new Set<string>();
+  podIPs = new Set<string>();
+  namespaces = false;
+  nodes = false;
+  programmingLatency: Array<StoreDelta['programmingLatency'][number]> = [];
+
+  empty(): boolean {
+    return this.services.size === 0 && this.ips.size === 0 && this.podIPs.size === 0 && !this.namespaces && !this.nodes && this.programmingLatency.length === 0;
+  }
+}
+
+export class ClusterStore {
+  private readonly namespaces = new Map<string, NamespaceInfo>();
+  private readonly services = new Map<string, ServiceInfo>();
+  /** object key → groups it produced (one per slice, one per legacy subset). */
+  private readonly endpointObjects = new Map<string, EndpointGroup[]>();
+  private readonly endpointsByService = new Map<string, ServiceEndpoints>();
+  private readonly servicesByIp = new Map<string, ServiceInfo[]>();
+  private readonly groupsByIp = new Map<string, EndpointGroup[]>();
+  private readonly pods = new Map<string, PodInfo>();
+  private readonly podsByIp = new Map<string, PodInfo[]>();
+  private readonly nodeObjects = new Map<string, Node>();
+  /**
+   * How many services, endpoint groups and pods live in each namespace. A namespace that holds
+   * objects exists even when no Namespace manifest was written for it (the API server would
+   * never hold objects in a namespace that does not exist; a folder of manifests often omits it).
+   */
+  private readonly namespaceRefs = new Map<string, number>();
+  /** Resource versions seen, so a relist or replayed event that changes nothing costs nothing. */
+  private readonly versions = new Map<string, string>();
+  private readonly listeners = new Set<StoreListener>();
+  private pending: DeltaBuilder | undefined;
+  private batchDepth = 0;
+  private syncedFlag = false;
+  private modifiedSeconds = Math.floor(Date.now() / 1000);
+
+  /** True once the source has delivered its first complete view of the cluster. */
+  get synced(): boolean {
+    return this.syncedFlag;
+  }
+
+  /** Unix time (seconds) of the last change: CoreDNS uses it as the SOA serial. */
+  get modified(): number {
+    return this.modifiedSeconds;
+  }
+
+  markSynced(): void {
+    if (this.syncedFlag) return;
+    this.syncedFlag = true;
+    // Readiness changes what unknown names get (SERVFAIL → NXDOMAIN): caches must forget.
+    this.delta().namespaces = true;
+    this.flushIfIdle();
+  }
+
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Runs `fn` with every write in it reported to listeners as one delta. */
+  batch<T>(fn: () => T): T {
+    this.batchDepth++;
+    try {
+      return fn();
+    } finally {
+      this.batchDepth--;
+      this.flushIfIdle();
+    }
+  }
+
+  // ---- writes ----
+
+  /**
+   * Adds or replaces an object. With `sameVersionIsSame` (API sources), an object whose
+   * resourceVersion equals the stored one is skipped; manifests edited by hand keep stale
+   * resourceVersions, so the directory source compares content instead.
+   */
+  upsert(obj: ClusterObject, sameVersionIsSame = false): void {
+    const key = objectKey(obj.kind, obj.metadata.namespace, obj.metadata.name);
+    const rv = obj.metadata.resourceVersion;
+    if (sameVersionIsSame && rv !== undefined && rv !== '' && this.versions.get(key) === rv) return;
+    switch (obj.kind) {
+      case 'Namespace':
+        this.putNamespace(obj);
+        break;
+      case 'Service':
+        this.putService(toServiceInfo(obj));
+        break;
+      case 'EndpointSlice':
+        this.putEndpoints(key, [sliceToGroup(obj)], obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION]);
+        break;
+      case 'Endpoints':
+        this.putEndpoints(key, endpointsToGroups(obj), undefined);
+        break;
+      case 'Pod':
+        this.putPod(key, toPodInfo(obj));
+        break;
+      case 'Node':
+        this.nodeObjects.set(obj.metadata.name, obj);
+        this.delta().nodes = true;
+        break;
+    }
+    if (rv !== undefined && rv !== '') this.versions.set(key, rv);
+    else this.versions.delete(key);
+    this.touch();
+  }
+
+  remove(kind: StoredKind, namespace: string | undefined, name: string): void {
+    const ns = kind === 'Namespace' || kind === 'Node' ? undefined : (namespace ?? 'default');
+    const key = objectKey(kind, ns, name);
+    this.versions.delete(key);
+    let changed = false;
+    switch (kind) {
+      case 'Namespace':
+        changed = this.namespaces.delete(name);
+        if (changed) this.delta().namespaces = true;
+        break;
+      case 'Service': {
+        const svc = this.services.get(`${name.toLowerCase()}.${(ns as string).toLowerCase()}`);
+        if (svc && svc.name === name && svc.namespace === ns) {
+          this.dropService(svc);
+          changed = true;
+        }
+        break;
+      }
+      case 'EndpointSlice':
+      case 'Endpoints':
+        changed = this.dropEndpoints(key);
+        break;
+      case 'Pod':
+        changed = this.dropPod(key);
+        break;
+      case 'Node':
+        changed = this.nodeObjects.delete(name);
+        if (changed) this.delta().nodes = true;
+        break;
+    }
+    if (changed) this.touch();
+  }
+
+  /**
+   * Makes the objects of `kind` exactly `objects` (a relist): upserts each, removes the rest.
+   * Objects whose resourceVersion is unchanged cost a Map lookup.
+   */
+  replaceKind(kind: StoredKind, objects: readonly ClusterObject[]): void {
+    this.batch(() => {
+      const keep = new Set<string>();
+      for (const o of objects) {
+        keep.add(objectKey(o.kind, o.metadata.namespace, o.metadata.name));
+        this.upsert(o, true);
+      }
+      for (const [key, ns, name] of this.keysOf(kind)) {
+        if (!keep.has(key)) this.remove(kind, ns, name);
+      }
+    });
+  }
+
+  // ---- reads ----
+
+  /** The namespace, from its object or implied by objects in it (then without labels). */
+  namespace(name: string): NamespaceInfo | undefined {
+    const ns = this.namespaces.get(name);
+    if (ns) return ns;
+    return this.namespaceRefs.has(name) ? { name, labels: undefined } : undefined;
+  }
+
+  /** By `name.namespace`, lower case (the form DNS names give). */
+  service(key: string): ServiceInfo | undefined {
+    return this.services.get(key);
+  }
+
+  /**
+   * The endpoints of a service: its EndpointSlices, or its legacy Endpoints when it has no
+   * slice (a cluster with both has them mirrored, and counting both would double every answer).
+   */
+  endpointGroups(serviceKey: string): readonly EndpointGroup[] {
+    const e = this.endpointsByService.get(serviceKey);
+    if (!e) return EMPTY;
+    if (e.view === undefined) {
+      const chosen = e.slices.size > 0 ? e.slices : e.legacy;
+      e.view = [...chosen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    }
+    return e.view;
+  }
+
+  servicesByIP(ip: string): readonly ServiceInfo[] {
+    return this.servicesByIp.get(ip) ?? EMPTY;
+  }
+
+  /** Groups (of any service) that list `ip`, ready or not; callers check readiness. */
+  endpointGroupsByIP(ip: string): readonly EndpointGroup[] {
+    return this.groupsByIp.get(ip) ?? EMPTY;
+  }
+
+  podsByIP(ip: string): readonly PodInfo[] {
+    return this.podsByIp.get(ip) ?? EMPTY;
+  }
+
+  node(name: string): Node | undefined {
+    return this.nodeObjects.get(name);
+  }
+
+  nodes(): Node[] {
+    return [...this.nodeObjects.values()];
+  }
+
+  allServices(): IterableIterator<ServiceInfo> {
+    return this.services.values();
+  }
+
+  /** Namespace objects (not the implied ones). */
+  allNamespaces(): IterableIterator<NamespaceInfo> {
+    return this.namespaces.values();
+  }
+
+  counts(): StoreCounts {
+    let groups = 0;
+    for (const g of this.endpointObjects.values()) groups += g.length;
+    return { namespaces: this.namespaces.size, services: this.services.size, endpointGroups: groups, pods: this.pods.size, nodes: this.nodeObjects.size };
+  }
+
+  // ---- internals ----
+
+  private *keysOf(kind: StoredKind): Generator<[string, string | undefined, string]> {
+    switch (kind) {
+      case 'Namespace':
+        for (const n of this.namespaces.keys()) yield [objectKey(kind, undefined, n), undefined, n];
+        break;
+      case 'Service':
+        for (const s of this.services.values()) yield [objectKey(kind, s.namespace, s.name), s.namespace, s.name];
+        break;
+      case 'EndpointSlice':
+      case 'Endpoints':
+        for (const key of this.endpointObjects.keys()) {
+          if (!key.startsWith(`${kind} `)) continue;
+          const [ns, name] = key.slice(kind.length + 1).split('/') as [string, string];
+          yield [key, ns, name];
+        }
+        break;
+      case 'Pod':
+        for (const [key, p] of this.pods) yield [key, p.namespace, p.name];
+        break;
+      case 'Node':
+        for (const n of this.nodeObjects.keys()) yield [objectKey(kind, undefined, n), undefined, n];
+        break;
+    }
+  }
+
+  private delta(): DeltaBuilder {
+    this.pending ??= new DeltaBuilder();
+    return this.pending;
+  }
+
+  private touch(): void {
+    this.modifiedSeconds = Math.floor(Date.now() / 1000);
+    this.flushIfIdle();
+  }
+
+  private flushIfIdle(): void {
+    if (this.batchDepth > 0 || !this.pending) return;
+    const d = this.pending;
+    this.pending = undefined;
+    if (d.empty()) return;
+    for (const l of this.listeners) l(d);
+  }
+
+  private ref(namespace: string, by: 1 | -1): void {
+    const n = (this.namespaceRefs.get(namespace) ?? 0) + by;
+    if (n > 0) this.namespaceRefs.set(namespace, n);
+    else this.namespaceRefs.delete(namespace);
+    // Crossing zero changes whether the namespace exists, when no Namespace object says so.
+    if ((n === 0 || (n === 1 && by === 1)) && !this.namespaces.has(namespace)) this.delta().namespaces = true;
+  }
+
+  private putNamespace(ns: Namespace): void {
+    this.namespaces.set(ns.metadata.name, { name: ns.metadata.name, labels: nonEmptyLabels(ns.metadata.labels) });
+    this.delta().namespaces = true;
+  }
+
+  private putService(info: ServiceInfo): void {
+    const old = this.services.get(info.key);
+    if (old) this.dropService(old);
+    this.services.set(info.key, info);
+    this.ref(info.namespace, 1);
+    for (const ip of info.clusterIPs) {
+      addTo(this.servicesByIp, ip, info);
+      this.delta().ips.add(ip);
+    }
+    this.delta().services.add(info.key);
+  }
+
+  private dropService(svc: ServiceInfo): void {
+    this.services.delete(svc.key);
+    this.ref(svc.namespace, -1);
+    for (const ip of svc.clusterIPs) {
+      removeFrom(this.servicesByIp, ip, svc);
+      this.delta().ips.add(ip);
+    }
+    this.delta().services.add(svc.key);
+    // Endpoints stay: they are separate objects and may outlive the service briefly.
+  }
+
+  private putEndpoints(key: string, groups: EndpointGroup[], triggerTime: string | undefined): void {
+    this.dropEndpoints(key);
+    this.endpointObjects.set(key, groups);
+    const d = this.delta();
+    for (const g of groups) {
+      this.ref(g.namespace, 1);
+      let e = this.endpointsByService.get(g.serviceKey);
+      if (!e) {
+        e = { slices: new Set(), legacy: new Set(), view: undefined };
+        this.endpointsByService.set(g.serviceKey, e);
+      }
+      (g.legacy ? e.legacy : e.slices).add(g);
+      e.view = undefined;
+      d.services.add(g.serviceKey);
+      for (const a of g.addresses) {
+        addTo(this.groupsByIp, a.ip, g);
+        d.ips.add(a.ip);
+      }
+    }
+    if (triggerTime !== undefined && groups[0]) this.recordLatency(groups[0].serviceKey, triggerTime);
+  }
+
+  private recordLatency(serviceKey: string, triggerTime: string): void {
+    const at = Date.parse(triggerTime);
+    const svc = this.services.get(serviceKey);
+    if (Number.isNaN(at) || !svc) return;
+    const serviceKind = svc.kind !== 'Headless' ? 'cluster_ip' : svc.hasSelector ? 'headless_with_selector' : 'headless_without_selector';
+    this.delta().programmingLatency.push({ serviceKind, seconds: Math.max(0, (Date.now() - at) / 1000) });
+  }
+
+  private dropEndpoints(key: string): boolean {
+    const groups = this.endpointObjects.get(key);
+    if (!groups) return false;
+    this.endpointObjects.delete(key);
+    const d = this.delta();
+    for (const g of groups) {
+      this.ref(g.namespace, -1);
+      const e = this.endpointsByService.get(g.serviceKey);
+      if (e) {
+        (g.legacy ? e.legacy : e.slices).delete(g);
+        e.view = undefined;
+        if (e.slices.size === 0 && e.legacy.size === 0) this.endpointsByService.delete(g.serviceKey);
+      }
+      d.services.add(g.serviceKey);
+      for (const a of g.addresses) {
+        removeFrom(this.groupsByIp, a.ip, g);
+        d.ips.add(a.ip);
+      }
+    }
+    return true;
+  }
+
+  private putPod(key: string, info: PodInfo): void {
+    this.dropPod(key);
+    this.pods.set(key, info);
+    this.ref(info.namespace, 1);
+    for (const ip of info.ips) {
+      addTo(this.podsByIp, ip, info);
+      this.delta().podIPs.add(ip);
+    }
+  }
+
+  private dropPod(key: string): boolean {
+    const old = this.pods.get(key);
+    if (!old) return false;
+    this.pods.delete(key);
+    this.ref(old.namespace, -1);
+    for (const ip of old.ips) {
+      removeFrom(this.podsByIp, ip, old);
+      this.delta().podIPs.add(ip);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,222 @@
+// The `kubernetes` Corefile block, read into a plain config (pure: no I/O, so tests are tables).
+//
+//   kubernetes [ZONES...] {
+//       endpoint URL | tls CERT KEY CACERT | kubeconfig KUBECONFIG [CONTEXT] | manifests DIR
+//       namespaces NAMESPACE...      namespace_labels EXPRESSION      labels EXPRESSION
+//       pods disabled|insecure|verified      endpoint_pod_names      ttl TTL      noendpoints
+//       fallthrough [ZONES...]      ignore empty_service      startup_timeout DURATION
+//   }
+
+import { isAbsolute, resolve, dirname } from 'node:path';
+import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
+
+export type PodMode = 'disabled' | 'insecure' | 'verified';
+
+export type SourceSpec =
+  | { kind: 'directory'; dir: string }
+  | {
+      kind: 'api';
+      /** API server URL; with neither endpoint nor kubeconfig, the in-cluster service account is used. */
+      endpoint?: string;
+      tls?: { cert: string; key: string; ca: string };
+      kubeconfig?: { path: string; context?: string };
+      /** Full relist interval (0 = watch only). */
+      resyncMs: number;
+    };
+
+export interface KubernetesConfig {
+  /** Zones answered for: absolute, lower-case. */
+  zones: string[];
+  /** The first forward zone: PTR targets are named in it. */
+  primaryZone: string;
+  ttl: number;
+  /** Only these namespaces are served (undefined = all). */
+  namespaces?: ReadonlySet<string>;
+  namespaceLabels?: LabelSelector;
+  labels?: LabelSelector;
+  podMode: PodMode;
+  endpointPodNames: boolean;
+  noEndpoints: boolean;
+  ignoreEmptyService: boolean;
+  /** Zones where a name error goes to the next plugin; undefined = off; [] = every zone. */
+  fallthrough?: string[];
+  source: SourceSpec;
+  /** How long start-up waits for the first sync before serving anyway (CoreDNS: 5s). */
+  startupTimeoutMs: number;
+}
+
+export const DEFAULT_TTL = 5;
+export const MAX_TTL = 3600;
+export const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
+
+/** A zone argument: a name, or a CIDR standing for its reverse zones (as server keys allow). */
+export function zoneArgs(d: Directive, args: readonly string[]): string[] {
+  return args.flatMap((arg) => {
+    if (arg.includes('/')) {
+      try {
+        return cidrToReverseZones(arg);
+      } catch {
+        return invalidArg(d, arg, 'not a valid CIDR');
+      }
+    }
+    if (!isValidDomainName(arg)) return invalidArg(d, arg, 'not a valid zone name');
+    return [lowerName(fqdn(arg))];
+  });
+}
+
+function isReverseZone(zone: string): boolean {
+  return zone.endsWith('in-addr.arpa.') || zone.endsWith('ip6.arpa.');
+}
+
+function selector(d: Directive): LabelSelector {
+  const text = expectArgs(d, 1).join(' ');
+  try {
+    return parseLabelSelector(text);
+  } catch (e) {
+    if (e instanceof LabelSelectorError) throw CorefileError.at(d, e.message);
+    throw e;
+  }
+}
+
+/** Paths in the Corefile resolve against the Corefile's folder, so a config and its data travel together. */
+function pathFrom(corefilePath: string, p: string): string {
+  return isAbsolute(p) ? p : resolve(dirname(corefilePath), p);
+}
+
+const SINGLE = new Set([
+  'endpoint',
+  'tls',
+  'kubeconfig',
+  'namespaces',
+  'namespace_labels',
+  'labels',
+  'pods',
+  'endpoint_pod_names',
+  'ttl',
+  'noendpoints',
+  'fallthrough',
+  'ignore',
+  'manifests',
+  'startup_timeout',
+  'resyncperiod',
+]);
+
+/**
+ * Reads a `kubernetes` directive. `clusterDir` is `kdns serve --cluster DIR` (relative to the
+ * working directory, as command-line paths are): the source of a block that names none.
+ */
+export function parseKubernetes(d: Directive, blockZones: readonly string[], corefilePath: string, clusterDir?: string): KubernetesConfig {
+  const zones = d.args.length > 0 ? zoneArgs(d, d.args) : [...blockZones];
+  const cfg: KubernetesConfig = {
+    zones,
+    primaryZone: zones.find((z) => !isReverseZone(z)) ?? zones[0] ?? '.',
+    ttl: DEFAULT_TTL,
+    podMode: 'disabled',
+    endpointPodNames: false,
+    noEndpoints: false,
+    ignoreEmptyService: false,
+    source: { kind: 'api', resyncMs: 0 },
+    startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+  };
+  let endpoint: string | undefined;
+  let tls: { cert: string; key: string; ca: string } | undefined;
+  let kubeconfig: { path: string; context?: string } | undefined;
+  let manifests: string | undefined;
+  let resyncMs = 0;
+  const seen = new Map<string, Directive>();
+  for (const p of d.block ?? []) {
+    if (SINGLE.has(p.name)) {
+      if (seen.has(p.name)) duplicateProperty(p, 'kubernetes');
+      seen.set(p.name, p);
+    }
+    switch (p.name) {
+      case 'endpoint': {
+        // CoreDNS takes several but only ever talks to the first.
+        const urls = expectArgs(p, 1);
+        endpoint = urls[0] as string;
+        if (!/^https?:\/\//.test(endpoint)) invalidArg(p, endpoint, 'expected an http:// or https:// URL');
+        break;
+      }
+      case 'tls': {
+        const [cert, key, ca] = expectArgs(p, 3, 3) as [string, string, string];
+        tls = { cert: pathFrom(corefilePath, cert), key: pathFrom(corefilePath, key), ca: pathFrom(corefilePath, ca) };
+        break;
+      }
+      case 'kubeconfig': {
+        const [path, context] = expectArgs(p, 1, 2) as [string, string | undefined];
+        kubeconfig = context === undefined ? { path: pathFrom(corefilePath, path) } : { path: pathFrom(corefilePath, path), context };
+        break;
+      }
+      case 'manifests':
+        manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
+        break;
+      case 'namespaces':
+        cfg.namespaces = new Set(expectArgs(p, 1));
+        break;
+      case 'namespace_labels':
+        cfg.namespaceLabels = selector(p);
+        break;
+      case 'labels':
+        cfg.labels = selector(p);
+        break;
+      case 'pods': {
+        const mode = expectArgs(p, 1, 1)[0] as string;
+        if (mode !== 'disabled' && mode !== 'insecure' && mode !== 'verified') invalidArg(p, mode, 'expected disabled, insecure or verified');
+        cfg.podMode = mode;
+        break;
+      }
+      case 'endpoint_pod_names':
+        expectArgs(p, 0, 0);
+        cfg.endpointPodNames = true;
+        break;
+      case 'ttl':
+        cfg.ttl = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: 'ttl', min: 0, max: MAX_TTL });
+        break;
+      case 'noendpoints':
+        expectArgs(p, 0, 0);
+        cfg.noEndpoints = true;
+        break;
+      case 'fallthrough':
+        cfg.fallthrough = zoneArgs(p, p.args);
+        break;
+      case 'ignore': {
+        const what = expectArgs(p, 1, 1)[0] as string;
+        if (what !== 'empty_service') invalidArg(p, what, 'the only thing kubernetes can ignore is empty_service');
+        cfg.ignoreEmptyService = true;
+        break;
+      }
+      case 'startup_timeout':
+        cfg.startupTimeoutMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'startup_timeout');
+        break;
+      case 'resyncperiod':
+        resyncMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'resyncperiod');
+        break;
+      case 'apiserver_qps':
+      case 'apiserver_burst':
+      case 'apiserver_max_inflight':
+        // Client-side throttles of client-go; accepted so CoreDNS Corefiles load, nothing to tune here.
+        parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
+        break;
+      case 'multicluster':
+        throw CorefileError.at(p, 'multicluster is not supported by kdns');
+      default:
+        unknownProperty(p, 'kubernetes');
+    }
+  }
+  if (cfg.namespaces && cfg.namespaceLabels) {
+    throw CorefileError.at(d, 'namespaces and namespace_labels cannot both be set');
+  }
+  if (manifests !== undefined) {
+    const clash = ['endpoint', 'tls', 'kubeconfig'].find((n) => seen.has(n));
+    if (clash) throw CorefileError.at(seen.get(clash) as Directive, `${clash} cannot be combined with manifests (one source per block)`);
+    cfg.source = { kind: 'directory', dir: manifests };
+  } else if (endpoint === undefined && kubeconfig === undefined && clusterDir !== undefined) {
+    cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
+  } else {
+    cfg.source = { kind: 'api', resyncMs, ...(endpoint !== undefined ? { endpoint } : {}), ...(tls ? { tls } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
+  }
+  return cfg;
+}

@@ -1,0 +1,516 @@
+// What the kubernetes plugin answers, as a pure function of the cluster store and the config:
+// the Kubernetes DNS-Based Service Discovery spec 1.1.0, and CoreDNS's kubernetes plugin where
+// the spec is silent (which names are NXDOMAIN and which NODATA, SRV weights, PTR targets,
+// ExternalName chasing). Names here are lower-case; the handler restores the client's case.
+//
+// Every answer also reports what it depends on (service keys, IPs), so the handler can keep
+// it as pre-encoded bytes until one of those changes.
+
+import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../dns/name.js';
+import * as rr from '../../dns/rr.js';
+import { RRType, type ResourceRecord } from '../../dns/types.js';
+import { matchesLabels } from '../../cluster/labels.js';
+import { canonicalIP, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
+import type { KubernetesConfig } from './config.js';
+
+/** The schema version `dns-version.<zone>` reports. */
+export const DNS_SCHEMA_VERSION = '1.1.0';
+export const DNS_VERSION_TTL = 28800;
+/** CoreDNS gives up on CNAME chains longer than this. */
+const MAX_CNAME_CHAIN = 7;
+
+/** CoreDNS's three name errors (errNoItems, errNsNotExposed, errInvalidRequest): all NXDOMAIN. */
+type NameError = 'noItems' | 'nsNotExposed' | 'invalid';
+
+/** One thing a name stands for, before it becomes records (CoreDNS's msg.Service). */
+interface Entry {
+  /** An IP, or a domain name for ExternalName services. */
+  host: string;
+  /** -1 when the service or endpoint declares no ports. */
+  port: number;
+  /** The name SRV records point at and glue is owned by. */
+  target: string;
+  isName: boolean;
+}
+
+interface Lookup {
+  entries: Entry[];
+  error?: NameError;
+}
+
+export interface UpstreamAnswer {
+  answers: ResourceRecord[];
+  truncated: boolean;
+}
+
+/** Answers fetched from the rest of the chain for out-of-zone CNAME targets; null = lookup failed. */
+export type UpstreamAnswers = ReadonlyMap<string, UpstreamAnswer | null>;
+
+export function upstreamKey(name: string, qtype: number): string {
+  return `${qtype} ${lowerName(name)}`;
+}
+
+export interface Resolution {
+  /** CoreDNS's IsNameError: NXDOMAIN, or fallthrough, or SERVFAIL before the first sync. */
+  nameError: boolean;
+  /** Zone transfers are not served here. */
+  refused: boolean;
+  answers: ResourceRecord[];
+  additional: ResourceRecord[];
+  truncated: boolean;
+  /** Cache keys the answer depends on; undefined when it must not be cached. */
+  deps: string[] | undefined;
+  /** Out-of-zone targets still to look up: resolve again with their answers. */
+  needs: Array<{ name: string; qtype: number }>;
+}
+
+/** Dependency keys, shared with the handler's cache. */
+export const depService = (key: string): string => `s:${key}`;
+export const depIP = (ip: string): string => `i:${ip}`;
+export const depPod = (ip: string): string => `p:${ip}`;
+
+interface ParsedName {
+  podOrSvc: '' | 'pod' | 'svc';
+  namespace: string;
+  service: string;
+  endpoint: string;
+  port: string;
+  protocol: string;
+}
+
+const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '' };
+
+/** The part of `name` left of `zone` ("a.b.zone." → "a.b"); "" for the apex. */
+function trimZone(name: string, zone: string): string {
+  if (zone === '.') return name === '.' ? '' : name.slice(0, -1);
+  if (name.length === zone.length) return '';
+  return name.slice(0, name.length - zone.length - 1);
+}
+
+function stripUnderscore(label: string): string {
+  return label.startsWith('_') ? label.slice(1) : label;
+}
+
+/**
+ * Splits a query name as CoreDNS does: `[endpoint.|_port._proto.]service.namespace.svc|pod.zone`.
+ * The apex and the bare `svc`/`pod` names are empty requests (NODATA); anything else that does
+ * not fit is 'invalid' (NXDOMAIN).
+ */
+export function parseRequest(name: string, zone: string): ParsedName | 'invalid' {
+  const base = trimZone(name, zone);
+  if (base === '' || base === 'svc' || base === 'pod') return EMPTY_REQUEST;
+  const segs = base.split('.');
+  let last = segs.length - 1;
+  const podOrSvc = segs[last] as string;
+  if (podOrSvc !== 'svc' && podOrSvc !== 'pod') return 'invalid';
+  const r: ParsedName = { ...EMPTY_REQUEST, podOrSvc };
+  if (--last < 0) return r;
+  r.namespace = segs[last] as string;
+  if (--last < 0) return r;
+  r.service = segs[last] as string;
+  if (--last < 0) return r;
+  if (last === 0) r.endpoint = segs[0] as string;
+  else if (last === 1) {
+    r.port = stripUnderscore(segs[0] as string);
+    r.protocol = stripUnderscore(segs[1] as string);
+  } else return 'invalid';
+  return r;
+}
+
+function isReverseName(name: string): boolean {
+  return name.endsWith('in-addr.arpa.') || name.endsWith('ip6.arpa.');
+}
+
+/** Label of an endpoint: its hostname, its pod's name (endpoint_pod_names), or its dashed IP. */
+export function endpointHostname(addr: EndpointAddressInfo, podNames: boolean): string {
+  if (addr.hostname !== '') return addr.hostname;
+  if (podNames && addr.targetRefName !== '') return addr.targetRefName;
+  return addr.ip.includes(':') ? addr.ip.replaceAll(':', '-') : addr.ip.replaceAll('.', '-');
+}
+
+function portMatches(want: string, have: string): boolean {
+  return want === '' || want === have.toLowerCase();
+}
+
+/** The address family record type of an IP host, 0 for a name. */
+function hostType(host: string): number {
+  if (canonicalIP(host) === undefined) return 0;
+  return host.includes(':') ? RRType.AAAA : RRType.A;
+}
+
+class Context {
+  deps: string[] | undefined = [];
+  needs: Array<{ name: string; qtype: number }> = [];
+  truncated = false;
+
+  dep(key: string): void {
+    this.deps?.push(key);
+  }
+
+  uncacheable(): void {
+    this.deps = undefined;
+  }
+}
+
+export class Resolver {
+  constructor(
+    private readonly store: ClusterStore,
+    private readonly cfg: KubernetesConfig,
+    /** The addresses this server answers on (for NS records and ns.dns.<zone>). */
+    private readonly localIPs: () => readonly string[],
+  ) {}
+
+  resolve(name: string, qtype: number, zone: string, upstream?: UpstreamAnswers): Resolution {
+    const ctx = new Context();
+    let answers: ResourceRecord[] = [];
+    let additional: ResourceRecord[] = [];
+    let error: NameError | undefined;
+    let refused = false;
+    switch (qtype) {
+      case RRType.A:
+      case RRType.AAAA: {
+        const r = this.address(ctx, name, qtype, zone, [], upstream);
+        answers = r.records;
+        error = r.error;
+        break;
+      }
+      case RRType.TXT: {
+        const r = this.txt(ctx, name, zone);
+        answers = r.records;
+        error = r.error;
+        break;
+      }
+      case RRType.CNAME: {
+        const l = this.services(ctx, name, qtype, zone);
+        error = l.error;
+        const first = l.entries[0];
+        if (!error && first && first.isName) answers = [rr.cname(name, this.cfg.ttl, first.host)];
+        break;
+      }
+      case RRType.PTR: {
+        const r = this.ptr(ctx, name, zone);
+        answers = r.records;
+        error = r.error;
+        break;
+      }
+      case RRType.SRV: {
+        const r = this.srv(ctx, name, zone);
+        answers = r.records;
+        additional = r.extra;
+        error = r.error;
+        break;
+      }
+      case RRType.SOA:
+        if (name === zone) answers = [this.soa(zone)];
+        break;
+      case RRType.AXFR:
+      case RRType.IXFR:
+        refused = true;
+        break;
+      case RRType.NS:
+        if (name === zone) {
+          const r = this.ns(ctx, name, zone);
+          answers = r.records;
+          additional = r.extra;
+          break;
+        }
+        error = this.address(ctx, name, RRType.A, zone, [], upstream).error;
+        break;
+      default:
+        // MX and everything else: nothing of these types exists, but the name may (NODATA) or
+        // not (NXDOMAIN); CoreDNS decides with an A lookup and so do we.
+        error = this.address(ctx, name, RRType.A, zone, [], upstream).error;
+    }
+    if (error) answers = additional = [];
+    return { nameError: error !== undefined, refused, answers, additional, truncated: ctx.truncated, deps: ctx.needs.length > 0 ? undefined : ctx.deps, needs: ctx.needs };
+  }
+
+  /** The SOA that goes with every negative answer and an apex SOA query. */
+  soa(zone: string): ResourceRecord {
+    const ttl = this.cfg.ttl;
+    return rr.soa(zone, Math.min(ttl, 300), {
+      mname: zone === '.' ? 'ns.dns.' : `ns.dns.${zone}`,
+      rname: zone === '.' ? 'hostmaster.' : `hostmaster.${zone}`,
+      serial: this.store.modified >>> 0,
+      refresh: 7200,
+      retry: 1800,
+      expire: 86400,
+      minimum: ttl,
+    });
+  }
+
+  // ---- record builders (CoreDNS's plugin.A, SRV, TXT, PTR, NS) ----
+
+  private address(ctx: Context, name: string, qtype: number, zone: string, previous: ResourceRecord[], upstream?: UpstreamAnswers): { records: ResourceRecord[]; error?: NameError } {
+    const l = this.services(ctx, name, qtype, zone);
+    if (l.error) return { records: [], error: l.error };
+    const records: ResourceRecord[] = [];
+    const seen = new Set<string>();
+    for (const e of l.entries) {
+      if (e.isName) {
+        this.chase(ctx, name, qtype, zone, e.host, previous, records, upstream);
+        continue;
+      }
+      if (hostType(e.host) !== qtype || seen.has(e.host)) continue;
+      seen.add(e.host);
+      records.push(qtype === RRType.A ? rr.a(name, this.cfg.ttl, e.host) : rr.aaaa(name, this.cfg.ttl, e.host));
+    }
+    return { records };
+  }
+
+  /** An ExternalName: CNAME, then the target's addresses (from us when in zone, else from upstream). */
+  private chase(ctx: Context, name: string, qtype: number, zone: string, host: string, previous: ResourceRecord[], records: ResourceRecord[], upstream?: UpstreamAnswers): void {
+    const target = fqdn(host);
+    const targetLower = lowerName(target);
+    if (isSubdomain(targetLower, name)) return; // x CNAME x (or below x) is a loop
+    if (previous.length > MAX_CNAME_CHAIN) return;
+    if (previous.some((p) => p.type === RRType.CNAME && lowerName((p.data as { target: string }).target) === targetLower)) return;
+    const link = rr.cname(name, this.cfg.ttl, target);
+    if (isSubdomain(targetLower, zone)) {
+      const next = this.address(ctx, targetLower, qtype, zone, [...previous, link], upstream);
+      if (!next.error && next.records.length > 0) records.push(link, ...next.records);
+      return;
+    }
+    const key = upstreamKey(target, qtype);
+    const found = upstream?.get(key);
+    if (found === undefined) {
+      ctx.needs.push({ name: target, qtype });
+      return;
+    }
+    ctx.uncacheable(); // the upstream's answer is not ours to keep
+    if (found === null) return;
+    if (found.truncated) ctx.truncated = true;
+    records.push(link, ...found.answers);
+  }
+
+  private txt(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
+    if (trimZone(name, zone) === 'dns-version') {
+      return { records: [rr.txt(name, DNS_VERSION_TTL, [DNS_SCHEMA_VERSION])] };
+    }
+    // No TXT data exists: NODATA where the name has records of another kind, else NXDOMAIN.
+    const l = this.records(ctx, name, zone);
+    return l.entries.length > 0 ? { records: [] } : { records: [], error: 'noItems' };
+  }
+
+  private srv(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[]; error?: NameError } {
+    const l = this.services(ctx, name, RRType.SRV, zone);
+    if (l.error) return { records: [], extra: [], error: l.error };
+    const entries = l.entries;
+    // CoreDNS's weights: every entry (sentinel ports and duplicates included) counts 100 of the total.
+    const weight = Math.max(1, Math.floor((100 / (100 * entries.length)) * 100));
+    const records: ResourceRecord[] = [];
+    const extra: ResourceRecord[] = [];
+    const seenSrv = new Set<string>();
+    const seenGlue = new Set<string>();
+    for (const e of entries) {
+      if (e.port === -1) continue;
+      const t = hostType(e.host);
+      if (t === 0) continue;
+      const srvKey = `${e.target} ${e.port}`;
+      if (!seenSrv.has(srvKey)) {
+        seenSrv.add(srvKey);
+        records.push(rr.srv(name, this.cfg.ttl, 0, weight, e.port, e.target));
+      }
+      const glueKey = `${e.target} ${e.host}`;
+      if (!seenGlue.has(glueKey)) {
+        seenGlue.add(glueKey);
+        extra.push(t === RRType.A ? rr.a(e.target, this.cfg.ttl, e.host) : rr.aaaa(e.target, this.cfg.ttl, e.host));
+      }
+    }
+    return { records, extra };
+  }
+
+  private ptr(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
+    const ip = reverseNameToIP(name);
+    if (ip === undefined) {
+      // Not an address: the name's existence decides NODATA or NXDOMAIN.
+      const l = this.records(ctx, name, zone);
+      return { records: [], ...(l.error ? { error: l.error } : {}) };
+    }
+    ctx.dep(depIP(ip));
+    const targets = this.reverse(ip);
+    if (targets.length === 0) return { records: [], error: 'noItems' };
+    return { records: targets.map((t) => rr.ptr(name, this.cfg.ttl, t)) };
+  }
+
+  /** PTR targets for an IP: the service whose ClusterIP it is, else every endpoint with it. */
+  private reverse(ip: string): string[] {
+    const primary = this.cfg.primaryZone;
+    const filterNs = this.cfg.namespaces !== undefined;
+    for (const svc of this.store.servicesByIP(ip)) {
+      if (filterNs && !this.namespaceExposed(svc.namespace)) continue;
+      if (!matchesLabels(this.cfg.labels, svc.labels)) continue;
+      return [`${svc.name}.${svc.namespace}.svc.${primary}`];
+    }
+    if (this.cfg.noEndpoints) return [];
+    const out: string[] = [];
+    for (const g of this.store.endpointGroupsByIP(ip)) {
+      if (filterNs && !this.namespaceExposed(g.namespace)) continue;
+      if (!this.groupVisible(g)) continue;
+      const svc = this.store.service(g.serviceKey);
+      for (const a of g.addresses) {
+        if (a.ip !== ip || !this.published(a, svc)) continue;
+        const target = `${endpointHostname(a, this.cfg.endpointPodNames)}.${g.serviceKey}.svc.${primary}`;
+        if (!out.includes(target)) out.push(target);
+      }
+    }
+    return out;
+  }
+
+  private ns(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[] } {
+    ctx.uncacheable(); // depends on whichever service fronts our own addresses
+    const records: ResourceRecord[] = [];
+    const extra: ResourceRecord[] = [];
+    const seen = new Set<string>();
+    for (const e of this.nsAddresses(zone)) {
+      const t = hostType(e.host);
+      extra.push(t === RRType.A ? rr.a(e.target, this.cfg.ttl, e.host) : rr.aaaa(e.target, this.cfg.ttl, e.host));
+      if (seen.has(e.target)) continue;
+      seen.add(e.target);
+      records.push(rr.ns(name, this.cfg.ttl, e.target));
+    }
+    return { records, extra };
+  }
+
+  /**
+   * The name servers of the zone: the services whose endpoints are this server's own addresses
+   * (the kube-dns Service in a cluster), else `ns.dns.<zone>` at those addresses.
+   */
+  private nsAddresses(zone: string): Entry[] {
+    const out: Entry[] = [];
+    let found = false;
+    const local = this.localIPs();
+    for (const ip of local) {
+      for (const g of this.store.endpointGroupsByIP(ip)) {
+        found = true;
+        const svc = this.store.service(g.serviceKey);
+        if (!svc) continue;
+        const svcName = `${svc.name}.${svc.namespace}.svc.${zone}`;
+        if (svc.kind === 'Headless') {
+          for (const a of g.addresses) {
+            if (this.published(a, svc)) out.push({ host: a.ip, port: -1, target: `${endpointHostname(a, this.cfg.endpointPodNames)}.${svcName}`, isName: false });
+          }
+        } else {
+          for (const cip of svc.clusterIPs) out.push({ host: cip, port: -1, target: svcName, isName: false });
+        }
+      }
+    }
+    if (!found) for (const ip of local) out.push({ host: ip, port: -1, target: `ns.dns.${zone === '.' ? '' : zone}`, isName: false });
+    return out;
+  }
+
+  // ---- lookups (CoreDNS's Services, Records, findServices, findPods) ----
+
+  /** Entries for a name and query type, with the special names (ns.dns.<zone>) and the SRV filter. */
+  private services(ctx: Context, name: string, qtype: number, zone: string): Lookup {
+    if (name === `ns.dns.${zone}`) {
+      ctx.uncacheable();
+      return { entries: this.nsAddresses(zone).filter((e) => hostType(e.host) === qtype).map((e) => ({ ...e, target: name })) };
+    }
+    const l = this.records(ctx, name, zone);
+    // ExternalName services have no SRV records.
+    if (qtype === RRType.SRV) return { entries: l.entries.filter((e) => !e.isName), ...(l.error ? { error: l.error } : {}) };
+    return l;
+  }
+
+  private records(ctx: Context, name: string, zone: string): Lookup {
+    const r = parseRequest(name, zone);
+    if (r === 'invalid') return { entries: [], error: 'invalid' };
+    if (r.podOrSvc === '') return { entries: [] };
+    if (isReverseName(name)) return { entries: [], error: 'noItems' };
+    if (!this.namespaceExposed(r.namespace)) return { entries: [], error: 'nsNotExposed' };
+    return r.podOrSvc === 'pod' ? this.findPods(ctx, r) : this.findServices(ctx, r, zone);
+  }
+
+  /** Listed in `namespaces` (when given) and existing (matching `namespace_labels`, when given). */
+  namespaceExposed(namespace: string): boolean {
+    if (this.cfg.namespaces && !this.cfg.namespaces.has(namespace)) return false;
+    const ns = this.store.namespace(namespace);
+    if (!ns) return false;
+    return this.cfg.namespaceLabels ? matchesLabels(this.cfg.namespaceLabels, ns.labels) : true;
+  }
+
+  private groupVisible(g: EndpointGroup): boolean {
+    return matchesLabels(this.cfg.labels, g.labels);
+  }
+
+  private published(a: EndpointAddressInfo, svc: ServiceInfo | undefined): boolean {
+    return a.ready || (svc?.publishNotReadyAddresses ?? false);
+  }
+
+  private groups(svc: ServiceInfo): readonly EndpointGroup[] {
+    return this.cfg.noEndpoints ? [] : this.store.endpointGroups(svc.key);
+  }
+
+  private findServices(ctx: Context, r: ParsedName, zone: string): Lookup {
+    if (r.service === '') return { entries: [] };
+    const key = `${r.service}.${r.namespace}`;
+    ctx.dep(depService(key));
+    const svc = this.store.service(key);
+    if (!svc || !matchesLabels(this.cfg.labels, svc.labels)) return { entries: [], error: 'noItems' };
+    const svcName = `${svc.name}.${svc.namespace}.svc.${zone}`;
+
+    if (this.cfg.ignoreEmptyService && svc.kind === 'ClusterIP' && !this.hasReadyEndpoint(svc)) {
+      return { entries: [], error: 'noItems' };
+    }
+    if (svc.kind === 'ExternalName') {
+      // No endpoints and no port names below an ExternalName; an IP is not a CNAME target.
+      if (r.endpoint !== '' || r.port !== '' || r.protocol !== '') return { entries: [], error: 'noItems' };
+      if (svc.externalName === '' || canonicalIP(svc.externalName) !== undefined) return { entries: [], error: 'noItems' };
+      return { entries: [{ host: fqdn(svc.externalName), port: -1, target: svcName, isName: true }] };
+    }
+    const entries: Entry[] = [];
+    let matched = false;
+    if (svc.kind === 'Headless' || r.endpoint !== '') {
+      for (const g of this.groups(svc)) {
+        if (!this.groupVisible(g)) continue;
+        for (const a of g.addresses) {
+          if (!this.published(a, svc)) continue;
+          const host = endpointHostname(a, this.cfg.endpointPodNames);
+          if (r.endpoint !== '' && r.endpoint !== host.toLowerCase()) continue;
+          for (const p of g.ports) {
+            if (!portMatches(r.port, p.name) || !portMatches(r.protocol, p.protocol)) continue;
+            matched = true;
+            entries.push({ host: a.ip, port: p.port, target: `${host}.${svcName}`, isName: false });
+          }
+        }
+      }
+      return matched ? { entries } : { entries, error: 'noItems' };
+    }
+    for (const p of svc.ports) {
+      if (!portMatches(r.port, p.name) || !portMatches(r.protocol, p.protocol)) continue;
+      matched = true;
+      for (const ip of svc.clusterIPs) entries.push({ host: ip, port: p.port, target: svcName, isName: false });
+    }
+    return matched ? { entries } : { entries, error: 'noItems' };
+  }
+
+  private hasReadyEndpoint(svc: ServiceInfo): boolean {
+    for (const g of this.groups(svc)) {
+      if (!this.groupVisible(g)) continue;
+      for (const a of g.addresses) if (this.published(a, svc)) return true;
+    }
+    return false;
+  }
+
+  private findPods(ctx: Context, r: ParsedName): Lookup {
+    if (this.cfg.podMode === 'disabled') return { entries: [], error: 'noItems' };
+    if (r.service === '') return { entries: [] };
+    const label = r.service;
+    // "1-2-3-4" is IPv4; anything else dashed is IPv6 with ":" written as "-".
+    const dotted = label.split('-').length === 4 && !label.includes('--');
+    const ip = canonicalIP(dotted ? label.replaceAll('-', '.') : label.replaceAll('-', ':'));
+    if (ip === undefined) return { entries: [], error: 'noItems' };
+    if (this.cfg.podMode === 'insecure') return { entries: [{ host: ip, port: -1, target: '', isName: false }] };
+    ctx.dep(depPod(ip));
+    const entries: Entry[] = [];
+    for (const pod of this.store.podsByIP(ip)) {
+      // Finished and terminating pods are not served (CoreDNS does not even watch them).
+      if (pod.namespace !== r.namespace || pod.terminating) continue;
+      if (pod.phase === 'Succeeded' || pod.phase === 'Failed' || pod.phase === 'Unknown') continue;
+      if (!matchesLabels(this.cfg.labels, pod.labels)) continue;
+      entries.push({ host: ip, port: -1, target: '', isName: false });
+    }
+    return entries.length > 0 ? { entries } : { entries, error: 'noItems' };
+  }
+}

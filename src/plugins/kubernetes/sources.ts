@@ -1,0 +1,118 @@
+// Cluster sources outlive config reloads and are shared by every kubernetes block that reads
+// the same place: a reload must not re-read 10,000 Services, and two blocks must not keep two
+// copies of the cluster. Reference counted: the last block to let go stops the source.
+
+import { DirectorySource } from '../../cluster/directory.js';
+import type { ClusterSource, SourceLog } from '../../cluster/source.js';
+import { ClusterStore, type StoreDelta } from '../../cluster/store.js';
+import { histogram } from '../../server/metrics.js';
+import type { Shared } from '../../server/plugin.js';
+import type { SourceSpec } from './config.js';
+
+export interface SourceNeeds {
+  /** Pods are watched only for `pods verified` (a large cluster has many). */
+  pods: boolean;
+  /** Endpoints are not watched with `noendpoints`. */
+  endpoints: boolean;
+}
+
+export interface SourceHandle {
+  readonly store: ClusterStore;
+  readonly description: string;
+  /** Starts the source once (later calls share the first start). */
+  start(): Promise<void>;
+  /** Drops this holder's reference. */
+  release(): Promise<void>;
+}
+
+interface Entry {
+  source: ClusterSource;
+  refs: number;
+  started?: Promise<void>;
+  unsubscribe: () => void;
+}
+
+/** Buckets of CoreDNS's programming-latency histogram: 1 ms doubling to ~9 minutes. */
+const LATENCY_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.001 * 2 ** i);
+
+export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog) => Promise<ClusterSource>;
+
+async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
+  if (spec.kind === 'directory') return new DirectorySource(spec.dir, store, { log });
+  // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
+  const { createKubeApiSource } = await import('../../cluster/kubeapi.js');
+  return createKubeApiSource(spec, needs, store, log);
+}
+
+export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
+  if (spec.kind === 'directory') return `dir:${spec.dir}`;
+  return `api:${JSON.stringify({ ...spec, needs })}`;
+}
+
+export class SourceRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pending = new Map<string, Promise<Entry>>();
+
+  constructor(
+    private readonly shared: Shared,
+    private readonly factory: SourceFactory = defaultFactory,
+  ) {}
+
+  /** The registry of this server process (one per `Shared`). */
+  static of(shared: Shared): SourceRegistry {
+    return shared.singleton('kubernetes/sources', () => new SourceRegistry(shared));
+  }
+
+  async acquire(spec: SourceSpec, needs: SourceNeeds): Promise<SourceHandle> {
+    const key = sourceKey(spec, needs);
+    const entry = await this.entry(key, spec, needs);
+    entry.refs++;
+    let released = false;
+    return {
+      store: entry.source.store,
+      description: entry.source.description,
+      start: () => {
+        entry.started ??= entry.source.start();
+        return entry.started;
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (--entry.refs > 0) return;
+        this.entries.delete(key);
+        entry.unsubscribe();
+        await entry.source.stop();
+      },
+    };
+  }
+
+  private async entry(key: string, spec: SourceSpec, needs: SourceNeeds): Promise<Entry> {
+    const existing = this.entries.get(key);
+    if (existing) return existing;
+    let p = this.pending.get(key);
+    if (!p) {
+      p = this.create(spec, needs).finally(() => this.pending.delete(key));
+      this.pending.set(key, p);
+    }
+    const created = await p;
+    this.entries.set(key, created);
+    return created;
+  }
+
+  private async create(spec: SourceSpec, needs: SourceNeeds): Promise<Entry> {
+    const store = new ClusterStore();
+    const log = this.shared.log.plugin('kubernetes');
+    const source = await this.factory(spec, needs, store, log);
+    const latency = histogram(
+      this.shared.metrics,
+      'coredns_kubernetes_dns_programming_duration_seconds',
+      'Histogram of the time (in seconds) it took to program a dns instance.',
+      ['service_kind'],
+      LATENCY_BUCKETS,
+    );
+    const unsubscribe = store.subscribe((d: StoreDelta) => {
+      for (const l of d.programmingLatency) latency.observe({ service_kind: l.serviceKind }, l.seconds);
+    });
+    return { source, refs: 0, unsubscribe };
+  }
+}
