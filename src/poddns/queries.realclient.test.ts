@@ -1,0 +1,189 @@
+// The query model against the real thing: for each case kdns computes the pod's resolv.conf,
+// the model predicts the queries, and real glibc and musl (../shared/realclient, in a network
+// namespace, answered by its recorder) send theirs. The lists must be equal.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { PodSpec } from '../cluster/types.js';
+import { computePodDNS } from './compute.js';
+import type { NodeDNSSettings } from './compute.js';
+import { zoneMapOracle } from './oracle.js';
+import type { ZoneMap } from './oracle.js';
+import { LIBCS, predictLookup } from './queries.js';
+import type { Family, Libc, Prediction } from './queries.js';
+import { parseHostResolvConf, renderResolvConf } from './resolvconf.js';
+
+// The harness is plain CommonJS outside this package; these are the parts of its API used here.
+interface SentQuery {
+  qname: string | null;
+  qtype: string | null;
+  server: string;
+}
+interface ClientResult {
+  status: number;
+  eai: string | null;
+  addresses: string[];
+  queries: SentQuery[];
+  stderr: string;
+}
+interface Harness {
+  runClient(opts: { resolvConf: string; name: string; libc: Libc; server: string; family?: Family; timeoutMs?: number }): Promise<ClientResult>;
+  available(): { ok: boolean; reason: string };
+}
+interface RecorderModule {
+  startRecorder(opts: { zone: ZoneMap }): Promise<{ port: number; close(): Promise<void> }>;
+}
+
+const REALCLIENT = new URL('../../../shared/realclient/', import.meta.url);
+const IN_CI = process.env.CI === 'true';
+
+/** Loads the harness, building its two clients once if they are missing (no package installs outside CI). */
+async function loadHarness(): Promise<{ harness?: Harness; recorder?: RecorderModule; reason: string }> {
+  const runClientPath = fileURLToPath(new URL('run-client.js', REALCLIENT));
+  if (!existsSync(runClientPath)) return { reason: `realclient harness not found at ${fileURLToPath(REALCLIENT)}` };
+  const harness = (await import(runClientPath)) as Harness;
+  const recorder = (await import(fileURLToPath(new URL('recorder.js', REALCLIENT)))) as RecorderModule;
+  let avail = harness.available();
+  if (!avail.ok && avail.reason !== 'not root') {
+    const env = IN_CI ? process.env : { ...process.env, REALCLIENT_NO_APT: '1' };
+    spawnSync('bash', [fileURLToPath(new URL('build.sh', REALCLIENT))], { env, stdio: 'ignore', timeout: 300_000 });
+    avail = harness.available();
+  }
+  return avail.ok ? { harness, recorder, reason: '' } : { reason: avail.reason };
+}
+
+const loaded = await loadHarness();
+const skip = loaded.harness === undefined && !IN_CI ? `realclient unavailable (${loaded.reason}); run as root after bash ../shared/realclient/build.sh (needs gcc, musl-tools, iproute2, util-linux)` : false;
+
+const HOST = 'nameserver 192.168.0.2\nsearch corp.example\noptions ndots:1\n';
+
+/** Names the recorder knows; everything else is NXDOMAIN. */
+const ZONE: ZoneMap = {
+  'api.ns1.svc.cluster.local': { A: ['10.96.5.5'] },
+  'kubernetes.default.svc.cluster.local': { A: ['10.96.0.1'] },
+  'api.example.com': { A: ['192.0.2.10'], AAAA: ['2001:db8::10'] },
+  // exists in the pod's own namespace but has no address; a real address one level up
+  'db.ns1.svc.cluster.local': {},
+  'db.cluster.local': { A: ['10.96.7.7'] },
+  // what an autopath server answers for a short name
+  'api.search.ns1.cluster.local.ap.k8s.io': { A: ['10.96.5.5'] },
+  'printer.corp.example': { A: ['192.0.2.99'] },
+};
+
+interface Case {
+  name: string;
+  spec: PodSpec;
+  lookup: string;
+  node?: Partial<NodeDNSSettings>;
+  family?: Family;
+}
+
+const cases: Case[] = [
+  { name: 'a short service name (ClusterFirst, ndots:5)', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'api' },
+  { name: 'svc.ns, found in the second search domain', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'kubernetes.default' },
+  { name: 'an external name with 2 dots walks the whole search list first', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'api.example.com' },
+  { name: 'a trailing-dot name is asked once', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'api.example.com.' },
+  { name: 'a name nobody knows', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'nothing.here' },
+  { name: 'a host search domain answers', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'printer' },
+  {
+    name: 'ndots:1, external name: as is first',
+    spec: { dnsPolicy: 'ClusterFirst', dnsConfig: { options: [{ name: 'ndots', value: '1' }] } },
+    lookup: 'api.example.com',
+  },
+  {
+    name: 'ndots:1, svc.ns: glibc falls back to the search list, musl does not',
+    spec: { dnsPolicy: 'ClusterFirst', dnsConfig: { options: [{ name: 'ndots', value: '1' }] } },
+    lookup: 'kubernetes.default',
+  },
+  {
+    name: 'ndots:2, svc.ns: search list first',
+    spec: { dnsPolicy: 'ClusterFirst', dnsConfig: { options: [{ name: 'ndots', value: '2' }] } },
+    lookup: 'kubernetes.default',
+  },
+  {
+    name: 'ndots:2, external name with 2 dots: as is first',
+    spec: { dnsPolicy: 'ClusterFirst', dnsConfig: { options: [{ name: 'ndots', value: '2' }] } },
+    lookup: 'api.example.com',
+  },
+  { name: '3 nameservers: glibc asks the first, musl all three', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'kubernetes.default', node: { clusterDNS: ['10.96.0.10', '10.96.0.11', '10.96.0.12'] } },
+  { name: '3 nameservers, name not found', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'nothing', node: { clusterDNS: ['10.96.0.10', '10.96.0.11', '10.96.0.12'] } },
+  { name: 'NODATA in a search domain: musl stops, glibc goes on', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'db' },
+  { name: 'AF_INET asks A only', spec: { dnsPolicy: 'ClusterFirst' }, lookup: 'api.example.com', family: 'inet' },
+  {
+    name: 'Custom policy (the issue example, ndots:2)',
+    spec: { dnsPolicy: 'Custom', dnsParams: { custom: { search: ['$(NAMESPACE).svc.$(CLUSTER)', 'my.dns.search.suffix', '$(HOST)'], options: ['ndots:2'] } } },
+    lookup: 'kubernetes.default',
+  },
+  { name: 'ClusterFirstWithAutopath: one query pair', spec: { dnsPolicy: 'ClusterFirstWithAutopath' }, lookup: 'api', node: { nodecacheIP: '169.254.20.10' } },
+  {
+    name: 'no host file (search .): glibc asks the name once, musl 1.2.3 sends an unparseable query and times out',
+    spec: { dnsPolicy: 'Default', dnsConfig: { options: [{ name: 'timeout', value: '1' }, { name: 'attempts', value: '1' }] } },
+    lookup: 'api',
+    node: { host: null },
+  },
+];
+
+function resolvConfFor(c: Case): string {
+  const node: NodeDNSSettings = {
+    host: parseHostResolvConf(HOST).config,
+    clusterDNS: ['10.96.0.10'],
+    clusterDomain: 'cluster.local',
+    nodeIPs: [],
+    ...c.node,
+  };
+  return renderResolvConf(computePodDNS({ spec: c.spec, namespace: 'ns1' }, node).config);
+}
+
+/** A malformed query has no question the relay could read. */
+function predictedList(p: Prediction): string[] {
+  return p.queries.map((q) => (q.malformed ? `- - ${q.server}` : `${q.qname} ${q.qtype} ${q.server}`));
+}
+
+function sentList(r: ClientResult): string[] {
+  return r.queries.map((q) => `${q.qname ?? '-'} ${q.qtype ?? '-'} ${q.server}`);
+}
+
+/**
+ * Each name's copies, names in order of first appearance. musl sends every query to every
+ * server at once and moves on at the first answer, so a slow copy of one name can arrive after
+ * the next name's first: across servers only the set per name and the order of names are defined.
+ */
+function groupedByName(list: string[]): string[] {
+  const byName = new Map<string, string[]>();
+  for (const entry of list) {
+    const name = entry.split(' ')[0]!;
+    byName.set(name, [...(byName.get(name) ?? []), entry]);
+  }
+  return [...byName.values()].map((entries) => entries.sort().join(' | '));
+}
+
+describe('the query model matches real glibc and musl', { skip, concurrency: 3 }, () => {
+  for (const c of cases) {
+    for (const libc of LIBCS) {
+      it(`${libc}: ${c.name}`, async () => {
+        const { harness, recorder } = loaded;
+        assert.ok(harness && recorder, `realclient unavailable: ${loaded.reason}`);
+        const resolvConf = resolvConfFor(c);
+        const prediction = predictLookup(resolvConf, c.lookup, libc, zoneMapOracle(ZONE), c.family ? { family: c.family } : {});
+        const rec = await recorder.startRecorder({ zone: ZONE });
+        let r: ClientResult;
+        try {
+          r = await harness.runClient({ resolvConf, name: c.lookup, libc, server: `127.0.0.1:${rec.port}`, ...(c.family ? { family: c.family } : {}) });
+        } finally {
+          await rec.close();
+        }
+        const context = `resolv.conf:\n${resolvConf}stderr: ${r.stderr}`;
+        const want = predictedList(prediction);
+        const got = sentList(r);
+        if (prediction.view.nameservers.length === 1 || libc === 'glibc') assert.deepEqual(got, want, context);
+        else assert.deepEqual(groupedByName(got), groupedByName(want), context);
+        assert.equal(r.status === 0, prediction.result === 'resolved', `status ${r.status} (${r.eai ?? ''}) vs model ${prediction.result}\n${context}`);
+        if (prediction.result === 'timeout') assert.equal(r.eai, 'EAI_AGAIN');
+        if (prediction.result === 'resolved') assert.ok(r.addresses.length > 0);
+      });
+    }
+  }
+});
