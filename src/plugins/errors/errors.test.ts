@@ -1,4 +1,4 @@
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import type { Directive } from '../../corefile/ast.js';
@@ -9,6 +9,9 @@ import { createLogger, type Level } from '../../server/log.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { errorReply, Reply, responseFor } from '../../server/reply.js';
 import { DnsRequest } from '../../server/request.js';
+import { dig } from '../../testutil/dig.js';
+import { freePort, waitFor } from '../../testutil/net.js';
+import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { ErrorsPlugin, type ConsolidateLevel, type ErrorsConfig } from './handler.js';
 import { parseErrors } from './setup.js';
 
@@ -160,5 +163,44 @@ describe('errors: consolidate', () => {
     p.stop();
     await p.serve(request(), failWith('timeout'));
     assert.deepEqual(lines, ["[ERROR] plugin/errors: 1 errors like 'timeout' occurred in last 5m0s", '[ERROR] plugin/errors: 2 www.example.org. A: timeout']);
+  });
+});
+
+describe('errors end to end: forward to a port nobody listens on', () => {
+  let s: TestServer;
+  let dead: number;
+  before(async () => {
+    dead = await freePort();
+    s = await startTestServer(`
+example.org:{PORT} {
+    bind 127.0.0.1
+    errors
+    forward . 127.0.0.1:${dead}
+}
+example.net:{PORT} {
+    bind 127.0.0.1
+    errors {
+        consolidate 300ms "^plugin/forward: " warning
+    }
+    forward . 127.0.0.1:${dead}
+}
+`);
+  });
+  after(() => s.stop());
+
+  test('each failure is one error line with rcode, name and type', async () => {
+    const r = await dig('www.example.org', 'AAAA', { port: s.port });
+    assert.equal(r.status, 'SERVFAIL');
+    const lines = s.logs.filter((l) => l.includes('www.example.org.'));
+    assert.equal(lines.length, 1, s.logs.join('\n'));
+    // The reason is forward's wording; the shape around it is ours.
+    assert.match(lines[0] as string, /^\[ERROR\] plugin\/errors: 2 www\.example\.org\. AAAA: plugin\/forward: \S.*$/);
+  });
+
+  test('consolidated: three failures, one warning after the period', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await dig(`n${i}.example.net`, 'A', { port: s.port })).status, 'SERVFAIL');
+    assert.equal(s.logs.filter((l) => l.includes('example.net.')).length, 0, 'no single lines for matching errors');
+    const line = await waitFor(() => s.logs.find((l) => l.includes('errors like')), 2000, 20);
+    assert.equal(line, "[WARNING] plugin/errors: 3 errors like '^plugin/forward: ' occurred in last 300ms");
   });
 });
