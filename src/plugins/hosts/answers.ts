@@ -64,14 +64,22 @@ export function encodeRRs(type: number, ttl: number, rdatas: readonly Uint8Array
   return { bytes: out, count };
 }
 
+/**
+ * The same text as one flat string. Names built by concatenation are ropes inside V8, and
+ * every lookup that lands on a rope key compares it piece by piece.
+ */
+export function flatString(s: string): string {
+  return Buffer.from(s, 'latin1').toString('latin1');
+}
+
 export function encodeIndex(table: HostsTable, ttl: number): AnswerIndex {
   const names = new Map<string, EncodedName>();
   for (const [name, addrs] of table.names) {
-    names.set(name, { a: encodeRRs(RRType.A, ttl, addrs.v4), aaaa: encodeRRs(RRType.AAAA, ttl, addrs.v6) });
+    names.set(flatString(name), { a: encodeRRs(RRType.A, ttl, addrs.v4), aaaa: encodeRRs(RRType.AAAA, ttl, addrs.v6) });
   }
   const reverse = new Map<string, EncodedRRs>();
   for (const [rev, targets] of table.reverse) {
-    reverse.set(rev, encodeRRs(RRType.PTR, ttl, targets.map((t) => nameToWire(t))));
+    reverse.set(flatString(rev), encodeRRs(RRType.PTR, ttl, targets.map((t) => nameToWire(t))));
   }
   return { names, reverse, entries: table.entries };
 }
@@ -88,16 +96,27 @@ export function wireReply(req: DnsRequest, rcode: number, rrs: EncodedRRs): Repl
   const raw = req.raw;
   const bytes = rrs.bytes;
   const out = Buffer.allocUnsafe(qEnd + bytes.length);
-  // For a few dozen bytes a plain loop beats Buffer#copy (~100 vs ~170 ns measured).
-  for (let i = 0; i < qEnd; i++) out[i] = raw[i] as number;
+  // Byte loops and stores rather than Buffer#copy/writeUInt16BE: for a few dozen bytes the
+  // call and bounds-check overhead is most of the cost (measured ~100 vs ~170 ns per copy).
+  for (let i = 12; i < qEnd; i++) out[i] = raw[i] as number;
   if (bytes.length <= SMALL_COPY) {
     for (let i = 0; i < bytes.length; i++) out[qEnd + i] = bytes[i] as number;
   } else {
     bytes.copy(out, qEnd);
   }
-  out.writeUInt16BE((q.flags & KEEP_FROM_QUERY) | QR_AA | rcode, 2);
-  out.writeUInt16BE(1, 4);
-  out.writeUInt16BE(rrs.count, 6);
-  out.writeUInt32BE(0, 8);
+  const flags = (q.flags & KEEP_FROM_QUERY) | QR_AA | rcode;
+  const count = rrs.count;
+  out[0] = raw[0] as number; // ID
+  out[1] = raw[1] as number;
+  out[2] = flags >> 8;
+  out[3] = flags & 0xff;
+  out[4] = 0; // QDCOUNT 1
+  out[5] = 1;
+  out[6] = count >> 8; // ANCOUNT
+  out[7] = count & 0xff;
+  out[8] = 0; // NSCOUNT, ARCOUNT 0
+  out[9] = 0;
+  out[10] = 0;
+  out[11] = 0;
   return Reply.fromWire(out, rcode);
 }
