@@ -142,6 +142,7 @@ const cases: Case[] = [
   { name: 'ndots:0: a single label is asked as is first', resolvConf: 'search ns1.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:0\n', lookup: 'api' },
   { name: 'a repeated search domain is asked twice', resolvConf: 'search corp.example corp.example\nnameserver 10.96.0.10\n', lookup: 'nothing' },
   { name: 'a search domain with a trailing dot', resolvConf: 'search corp.example.\nnameserver 10.96.0.10\n', lookup: 'printer' },
+  { name: 'the root on the search list: glibc asks a dotted name twice, musl once', resolvConf: 'search . corp.example\nnameserver 10.96.0.10\n', lookup: 'a.b' },
   { name: 'localhost is answered from /etc/hosts', resolvConf: 'search ns1.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n', lookup: 'localhost' },
   { name: 'an address literal sends nothing', resolvConf: 'search ns1.svc.cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n', lookup: '10.1.2.3' },
 ];
