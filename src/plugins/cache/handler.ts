@@ -1,0 +1,191 @@
+// cache: answers repeated questions from stored reply bytes. Hits are the fastest path in kdns
+// (see entry.ts); misses go down the chain and their replies are stored by type (success,
+// denial) in bounded stores. Popular entries are fetched again before they expire (prefetch),
+// and expired ones may still be served while the upstream is unreachable (serve_stale).
+import { encodeMessage } from '../../dns/codec.js';
+import { isSubdomain } from '../../dns/name.js';
+import type { ParsedQuery } from '../../dns/types.js';
+import { RCode, RRType } from '../../dns/types.js';
+import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
+import { Reply } from '../../server/reply.js';
+import type { DnsRequest } from '../../server/request.js';
+import { answerFrom, makeEntry, remainingTtl, type CacheEntry, type EntryKind } from './entry.js';
+import type { CacheCells } from './metrics.js';
+import type { CacheOptions } from './options.js';
+import { BoundedStore } from './store.js';
+
+/**
+ * The cache key: lower-case name, type, class, DO and CD. Type and flags go first as one small
+ * number, so the string is short to build and different types of one name never collide.
+ */
+export function cacheKey(q: ParsedQuery): string {
+  const tag = q.qtype * 4 + (q.edns?.do ? 1 : 0) + (q.cd ? 2 : 0);
+  return q.qclass === 1 ? `${tag}/${q.name}` : `${tag}/${q.qclass}/${q.name}`;
+}
+
+function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+export class CachePlugin implements Plugin {
+  readonly name = 'cache';
+  private readonly stores: Record<EntryKind, BoundedStore<CacheEntry>>;
+  private readonly everyZone: boolean;
+  private untrack?: () => void;
+
+  constructor(
+    readonly options: CacheOptions,
+    private readonly cells: CacheCells,
+    /** Milliseconds since the epoch; tests may move time. */
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.stores = {
+      success: new BoundedStore<CacheEntry>(options.success.capacity, () => cells.evictions.success.inc()),
+      denial: new BoundedStore<CacheEntry>(options.denial.capacity, () => cells.evictions.denial.inc()),
+    };
+    this.everyZone = options.zones.includes('.');
+  }
+
+  size(kind: EntryKind): number {
+    return this.stores[kind].size;
+  }
+
+  /** The stored entry for a query, fresh or not (tests and tools). */
+  peek(q: ParsedQuery): CacheEntry | undefined {
+    const key = cacheKey(q);
+    return this.stores.success.get(key) ?? this.stores.denial.get(key);
+  }
+
+  private covers(name: string): boolean {
+    return this.everyZone || this.options.zones.some((z) => isSubdomain(name, z));
+  }
+
+  serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
+    const q = req.query;
+    if (q.qdcount !== 1 || q.opcode !== 0 || q.qtype === RRType.AXFR || q.qtype === RRType.IXFR || !this.covers(q.name)) {
+      return next(req);
+    }
+    this.cells.requests.inc();
+    const key = cacheKey(q);
+    const now = this.clock();
+    const e = this.stores.success.get(key) ?? this.stores.denial.get(key);
+    if (e !== undefined) {
+      if (now < e.expiresAt) {
+        e.used = true;
+        this.cells.hits[e.kind].inc();
+        if (this.options.prefetch !== undefined) this.considerPrefetch(e, key, req, next, now);
+        return Reply.fromWire(answerFrom(e, req, now, this.options.keepTtl), e.rcode);
+      }
+      const stale = this.serveStale(e, key, req, next, now);
+      if (stale !== undefined) return stale;
+    }
+    this.cells.misses.inc();
+    return this.fetch(key, req, next);
+  }
+
+  private fetch(key: string, req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
+    const r = next(req);
+    if (isPromise(r)) return r.then((reply) => this.remember(key, req, reply));
+    return this.remember(key, req, r);
+  }
+
+  /** Stores what the rest of the chain answered, when it may be cached; returns it unchanged. */
+  private remember(key: string, req: DnsRequest, reply: Reply | undefined, popularity?: number): Reply | undefined {
+    // A reply carrying an error is kdns's own failure (no upstream reachable), not an answer.
+    if (!reply || reply.error) return reply;
+    const bytes = reply.wire ?? encodeMessage(reply.view());
+    const now = this.clock();
+    const made = makeEntry(bytes, req, now, this.options);
+    if ('drop' in made) {
+      this.cells.drops.inc();
+      return reply;
+    }
+    if ('skip' in made) return reply;
+    const e = made.entry;
+    const disabledZones = this.options.disabled[e.kind];
+    if (disabledZones.length > 0 && disabledZones.some((z) => isSubdomain(req.name, z))) return reply;
+    // The query that caused the store counts as the first sighting for prefetch.
+    e.hits = popularity ?? 1;
+    e.lastHit = now;
+    const other: EntryKind = e.kind === 'success' ? 'denial' : 'success';
+    this.stores[other].delete(key);
+    this.stores[e.kind].set(key, e);
+    return reply;
+  }
+
+  /**
+   * Popular means `amount` hits without a gap of `durationMs` between them; such an entry is
+   * fetched again once its remaining TTL drops to `percentage` of its TTL (CoreDNS's rule).
+   */
+  private considerPrefetch(e: CacheEntry, key: string, req: DnsRequest, next: Next, now: number): void {
+    const p = this.options.prefetch as NonNullable<CacheOptions['prefetch']>;
+    if (now - e.lastHit >= p.durationMs) e.hits = 0;
+    e.hits++;
+    e.lastHit = now;
+    if (e.refreshing || e.hits < p.amount) return;
+    if (remainingTtl(e, now) > Math.ceil((p.percentage / 100) * e.ttl)) return;
+    this.cells.prefetch.inc();
+    this.refresh(e, key, req, next, e.hits);
+  }
+
+  /** Asks the rest of the chain again in the background and stores the answer. */
+  private refresh(e: CacheEntry, key: string, req: DnsRequest, next: Next, popularity?: number): void {
+    if (e.refreshing) return;
+    e.refreshing = true;
+    void Promise.resolve()
+      .then(() => next(req))
+      .then((reply) => {
+        this.remember(key, req, reply, popularity);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        e.refreshing = false;
+      });
+  }
+
+  /**
+   * An expired entry: gone unless serve_stale keeps it. `immediate` answers from it at once (TTL
+   * 0) and refreshes behind; `verify` asks first and answers from it only if that fails.
+   */
+  private serveStale(e: CacheEntry, key: string, req: DnsRequest, next: Next, now: number): MaybePromise<Reply | undefined> | undefined {
+    const stale = this.options.serveStale;
+    if (!stale || now >= e.expiresAt + stale.durationMs) {
+      this.stores[e.kind].delete(key);
+      return undefined;
+    }
+    const fromStale = (): Reply => {
+      this.cells.servedStale.inc();
+      this.cells.hits[e.kind].inc();
+      e.used = true;
+      return Reply.fromWire(answerFrom(e, req, this.clock(), false), e.rcode);
+    };
+    if (!stale.verify) {
+      this.refresh(e, key, req, next);
+      return fromStale();
+    }
+    const usable = (r: Reply | undefined): r is Reply => r !== undefined && !r.error && (r.rcode === RCode.NOERROR || r.rcode === RCode.NXDOMAIN);
+    return Promise.resolve()
+      .then(() => next(req))
+      .then(
+        (reply) => {
+          if (!usable(reply)) return fromStale();
+          this.cells.misses.inc();
+          return this.remember(key, req, reply);
+        },
+        () => fromStale(),
+      );
+  }
+
+  start(): void {
+    this.untrack = this.cells.track({
+      labels: this.cells.labels,
+      size: (kind) => this.size(kind),
+    });
+  }
+
+  stop(): void {
+    this.untrack?.();
+    this.stores.success.clear();
+    this.stores.denial.clear();
+  }
+}

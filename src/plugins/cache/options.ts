@@ -1,0 +1,161 @@
+// `cache [TTL] [ZONES...] { ... }` → CacheOptions, with CoreDNS's defaults and ranges.
+import {
+  argPosition,
+  duplicateProperty,
+  expectArgs,
+  invalidArg,
+  noBlockAllowed,
+  parseDuration,
+  parseIntArg,
+} from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+
+export interface TypeSettings {
+  /** Most entries of this type; the oldest unused ones are evicted beyond it. */
+  capacity: number;
+  /** TTLs are capped at this many seconds... */
+  maxTtl: number;
+  /** ...and raised to at least this many. */
+  minTtl: number;
+}
+
+export interface CacheOptions {
+  /** Names under these zones are cached (absolute, lower-case). */
+  zones: string[];
+  success: TypeSettings;
+  denial: TypeSettings;
+  prefetch?: { amount: number; durationMs: number; percentage: number };
+  serveStale?: { durationMs: number; verify: boolean };
+  /** How long a SERVFAIL from upstream is cached; 0: not at all. */
+  servfailMs: number;
+  /** Zones where a type is not cached (`disable success|denial [ZONES]`). */
+  disabled: { success: string[]; denial: string[] };
+  /** Serve the TTL as stored instead of counting it down. */
+  keepTtl: boolean;
+}
+
+/** CoreDNS's 256 shards × 39 items. */
+export const DEFAULT_CAPACITY = 9984;
+export const DEFAULT_SUCCESS_TTL = 3600;
+export const DEFAULT_DENIAL_TTL = 1800;
+export const DEFAULT_MIN_TTL = 5;
+export const DEFAULT_SERVFAIL_MS = 5000;
+export const MAX_SERVFAIL_MS = 5 * 60_000;
+export const DEFAULT_PREFETCH_WINDOW_MS = 60_000;
+export const DEFAULT_PREFETCH_PERCENTAGE = 10;
+export const DEFAULT_STALE_MS = 3_600_000;
+
+function zonesFrom(d: Directive, args: string[], firstIndex: number): string[] {
+  return args.flatMap((arg, k) => {
+    const pos = argPosition(d, firstIndex + k);
+    const bare = arg.replace(/^dns:\/\//i, '');
+    if (bare.includes('/')) {
+      try {
+        return cidrToReverseZones(bare);
+      } catch {
+        throw CorefileError.at(pos, `invalid zone "${arg}" for "${d.name}": not a valid CIDR`);
+      }
+    }
+    if (!isValidDomainName(bare)) throw CorefileError.at(pos, `invalid zone "${arg}" for "${d.name}": not a valid domain name`);
+    return [lowerName(fqdn(bare))];
+  });
+}
+
+function parseTypeSettings(prop: Directive, into: TypeSettings): void {
+  const args = expectArgs(prop, 1, 3);
+  into.capacity = parseIntArg(args[0] as string, argPosition(prop, 0), { what: `${prop.name} capacity`, min: 1 });
+  if (args.length > 1) into.maxTtl = parseIntArg(args[1] as string, argPosition(prop, 1), { what: `${prop.name} TTL`, min: 1 });
+  if (args.length > 2) into.minTtl = parseIntArg(args[2] as string, argPosition(prop, 2), { what: `${prop.name} MINTTL`, min: 0 });
+  if (into.minTtl > into.maxTtl) {
+    throw CorefileError.at(prop, `${prop.name} MINTTL ${into.minTtl} is larger than its TTL ${into.maxTtl}`);
+  }
+}
+
+function parsePrefetch(prop: Directive): NonNullable<CacheOptions['prefetch']> {
+  const args = expectArgs(prop, 1, 3);
+  const amount = parseIntArg(args[0] as string, argPosition(prop, 0), { what: 'prefetch amount', min: 1 });
+  const durationMs = args.length > 1 ? parseDuration(args[1] as string, argPosition(prop, 1), 'prefetch duration', { minMs: 1 }) : DEFAULT_PREFETCH_WINDOW_MS;
+  let percentage = DEFAULT_PREFETCH_PERCENTAGE;
+  if (args.length > 2) {
+    const text = args[2] as string;
+    if (!text.endsWith('%')) invalidArg(prop, text, 'the percentage needs its % sign, as in 10%');
+    percentage = parseIntArg(text.slice(0, -1), argPosition(prop, 2), { what: 'prefetch percentage', min: 10, max: 90 });
+  }
+  return { amount, durationMs, percentage };
+}
+
+function parseServeStale(prop: Directive): NonNullable<CacheOptions['serveStale']> {
+  const args = expectArgs(prop, 0, 2);
+  const durationMs = args.length > 0 ? parseDuration(args[0] as string, argPosition(prop, 0), 'serve_stale duration') : DEFAULT_STALE_MS;
+  let verify = false;
+  if (args.length > 1) {
+    const mode = (args[1] as string).toLowerCase();
+    if (mode !== 'verify' && mode !== 'immediate') invalidArg(prop, args[1] as string, 'refresh mode must be verify or immediate');
+    verify = mode === 'verify';
+  }
+  return { durationMs, verify };
+}
+
+export function parseCache(d: Directive, blockZones: readonly string[]): CacheOptions {
+  const args = [...d.args];
+  const o: CacheOptions = {
+    zones: [],
+    success: { capacity: DEFAULT_CAPACITY, maxTtl: DEFAULT_SUCCESS_TTL, minTtl: DEFAULT_MIN_TTL },
+    denial: { capacity: DEFAULT_CAPACITY, maxTtl: DEFAULT_DENIAL_TTL, minTtl: DEFAULT_MIN_TTL },
+    servfailMs: DEFAULT_SERVFAIL_MS,
+    disabled: { success: [], denial: [] },
+    keepTtl: false,
+  };
+  let firstZone = 0;
+  // A leading number is the TTL cap for both types; anything else is a zone.
+  if (args.length > 0 && /^[+-]?[0-9]+$/.test(args[0] as string)) {
+    const ttl = parseIntArg(args[0] as string, argPosition(d, 0), { what: 'cache TTL', min: 1 });
+    o.success.maxTtl = ttl;
+    o.denial.maxTtl = ttl;
+    o.success.minTtl = Math.min(o.success.minTtl, ttl);
+    o.denial.minTtl = Math.min(o.denial.minTtl, ttl);
+    firstZone = 1;
+  }
+  o.zones = args.length > firstZone ? zonesFrom(d, args.slice(firstZone), firstZone) : [...blockZones];
+  const seen = new Set<string>();
+  for (const prop of d.block ?? []) {
+    // `disable` may appear once per type; the rest once each.
+    const id = prop.name === 'disable' ? `disable ${prop.args[0] ?? ''}` : prop.name;
+    if (seen.has(id)) duplicateProperty(prop, 'cache');
+    seen.add(id);
+    noBlockAllowed(prop);
+    switch (prop.name) {
+      case 'success':
+        parseTypeSettings(prop, o.success);
+        break;
+      case 'denial':
+        parseTypeSettings(prop, o.denial);
+        break;
+      case 'prefetch':
+        o.prefetch = parsePrefetch(prop);
+        break;
+      case 'serve_stale':
+        o.serveStale = parseServeStale(prop);
+        break;
+      case 'servfail': {
+        const [text] = expectArgs(prop, 1, 1) as [string];
+        o.servfailMs = parseDuration(text, argPosition(prop, 0), 'servfail', { maxMs: MAX_SERVFAIL_MS });
+        break;
+      }
+      case 'disable': {
+        const [kind] = expectArgs(prop, 1);
+        if (kind !== 'success' && kind !== 'denial') invalidArg(prop, kind as string, 'expected success or denial');
+        o.disabled[kind as 'success' | 'denial'] = prop.args.length > 1 ? zonesFrom(prop, prop.args.slice(1), 1) : [...o.zones];
+        break;
+      }
+      case 'keepttl':
+        expectArgs(prop, 0, 0);
+        o.keepTtl = true;
+        break;
+      default:
+        throw CorefileError.at(prop, `unknown property "${prop.name}" in cache block`);
+    }
+  }
+  return o;
+}
