@@ -109,13 +109,16 @@ export class KubernetesPlugin implements Plugin {
   private async chase(req: DnsRequest, next: Next, name: string, zone: string, first: Resolution): Promise<Reply | undefined> {
     const found = new Map<string, UpstreamAnswer | null>();
     for (const need of first.needs) {
-      let reply: Reply | undefined;
+      let answer: UpstreamAnswer | null;
       try {
-        reply = await next(req.derive(need.name, need.qtype));
+        const reply = await next(req.derive(need.name, need.qtype));
+        // Nobody after us answering is an empty answer, as CoreDNS's upstream sees its own
+        // SERVFAIL: the CNAME still goes out. Only a failure to ask drops it.
+        answer = reply ? { answers: reply.view().answers, truncated: reply.view().tc } : { answers: [], truncated: false };
       } catch {
-        reply = undefined;
+        answer = null;
       }
-      found.set(upstreamKey(need.name, need.qtype), reply ? { answers: reply.view().answers, truncated: reply.view().tc } : null);
+      found.set(upstreamKey(need.name, need.qtype), answer);
     }
     return this.finish(req, next, name, zone, this.resolver.resolve(name, req.qtype, zone, found));
   }
