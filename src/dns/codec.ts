@@ -7,7 +7,7 @@
 // Trailing bytes after the last section are ignored, as miekg/dns (and so CoreDNS) does.
 
 import { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6Into } from './ip.js';
-import { decimalEscape, lowerName, parseNameLabels } from './name.js';
+import { decimalEscape, lowerName } from './name.js';
 import type {
   AddressData,
   Edns,
@@ -283,7 +283,7 @@ function decodeOpt(buf: Uint8Array, cls: number, ttl: number, start: number, end
     const code = u16(buf, p);
     const l = u16(buf, p + 2);
     if (p + 4 + l > end) fail(`EDNS option ${code} runs past the OPT RDATA`);
-    options.push({ code, data: new Uint8Array(buf.subarray(p + 4, p + 4 + l)) });
+    options.push({ code, data: copyBytes(buf, p + 4, l) });
     p += 4 + l;
   }
   return {
@@ -293,6 +293,15 @@ function decodeOpt(buf: Uint8Array, cls: number, ttl: number, start: number, end
     zFlags: ttl & 0x7fff,
     options,
   };
+}
+
+/** A copy of buf[start, start+length), detached from the packet buffer (which the server may reuse). */
+function copyBytes(buf: Uint8Array, start: number, length: number): Uint8Array {
+  const copy = new Uint8Array(length);
+  // Options are mostly a few octets (cookies: 8-40): a loop beats creating a subarray view to set() from.
+  if (length <= 64) for (let i = 0; i < length; i++) copy[i] = buf[start + i];
+  else copy.set(buf.subarray(start, start + length));
+  return copy;
 }
 
 function expectEnd(at: number, end: number, type: number): void {
@@ -357,7 +366,7 @@ function decodeRData(buf: Uint8Array, type: number, cls: number, start: number, 
       return { cpu, os };
     }
     default:
-      return { raw: new Uint8Array(buf.subarray(start, end)) };
+      return { raw: copyBytes(buf, start, len) };
   }
 }
 
@@ -578,8 +587,59 @@ export function decrementTtls(wire: Uint8Array, offsets: readonly number[], seco
 let out = Buffer.allocUnsafe(2 * MAX_MESSAGE + 1024);
 let pos = 0;
 let compressing = true;
-/** Lower-cased presentation suffix → offset of its first occurrence in `out`. */
-const suffixOffsets = new Map<string, number>();
+
+// Compression. A name is first written uncompressed; then each of its suffixes, longest first,
+// is looked up by a hash of its lower-cased wire octets, and a hit is confirmed by comparing
+// those octets with the earlier occurrence before the suffix is replaced by a pointer. Keying
+// by a hash of octets rather than by suffix strings saves a string slice and hash per label.
+// An open-addressing table (hash → offset) in typed arrays: no per-message clearing (entries
+// of older messages carry an older generation) and no Map overhead on the hot path.
+const TABLE_SLOTS = 4096;
+/** Beyond this many suffixes (a huge message) new ones are simply not offered for compression. */
+const TABLE_MAX_ENTRIES = 3072;
+const tableHash = new Int32Array(TABLE_SLOTS);
+const tableOffset = new Int32Array(TABLE_SLOTS);
+const tableGeneration = new Uint32Array(TABLE_SLOTS);
+let generation = 0;
+let tableEntries = 0;
+
+function resetTable(): void {
+  generation++;
+  if (generation === 0xffffffff) {
+    tableGeneration.fill(0);
+    generation = 1;
+  }
+  tableEntries = 0;
+}
+
+/** Offset of the suffix with hash `h`, or -1. */
+function tableGet(h: number): number {
+  let i = h & (TABLE_SLOTS - 1);
+  while (tableGeneration[i] === generation) {
+    if (tableHash[i] === h) return tableOffset[i];
+    i = (i + 1) & (TABLE_SLOTS - 1);
+  }
+  return -1;
+}
+
+/** Records the first offset of a suffix; later ones with the same hash are ignored. */
+function tablePut(h: number, offset: number): void {
+  if (tableEntries >= TABLE_MAX_ENTRIES) return;
+  let i = h & (TABLE_SLOTS - 1);
+  while (tableGeneration[i] === generation) {
+    if (tableHash[i] === h) return;
+    i = (i + 1) & (TABLE_SLOTS - 1);
+  }
+  tableGeneration[i] = generation;
+  tableHash[i] = h;
+  tableOffset[i] = offset;
+  tableEntries++;
+}
+
+/** Offsets of the length octet of each label of the name being written. */
+const labelAt = new Int32Array(128);
+const labelHash = new Int32Array(128);
+const suffixHash = new Int32Array(128);
 
 function ensure(n: number): void {
   if (pos + n <= out.length) return;
@@ -602,77 +662,168 @@ function invalidName(name: string, why: string): never {
   throw new Error(`cannot encode name ${JSON.stringify(name)}: ${why}`);
 }
 
+/** Longest presentation text that can still be a 255-octet name (every octet as \DDD). */
+const MAX_NAME_TEXT = 4 * 255;
+
 /**
- * Writes a name. `mayPoint`: whether this name may be compressed (and may be pointed to later):
- * true for owner names, questions and the RFC 1035 RDATA names; false for SRV and DNAME targets.
+ * Writes a name. `mayPoint`: whether this name may be compressed (and pointed to later): true
+ * for owner names, questions and the RFC 1035 RDATA names; false for SRV and DNAME targets.
+ * Names without a trailing dot are taken as absolute.
  */
 function writeName(name: string, mayPoint: boolean): void {
   if (typeof name !== 'string') invalidName(String(name), 'not a string');
-  ensure(256);
-  let n = name.length;
+  const n = name.length;
   if (n === 0 || (n === 1 && name.charCodeAt(0) === DOT)) {
+    ensure(1);
     out[pos++] = 0;
     return;
   }
-  const escaped = name.indexOf('\\') >= 0;
-  if (escaped) {
-    const labels = parseNameLabels(name);
-    if (typeof labels === 'string') invalidName(name, labels);
-  }
-  if (!endsWithLabelDot(name, escaped)) {
-    name += '.';
-    n++;
-  }
-  if (!escaped && n + 1 > 255) invalidName(name, 'longer than 255 octets');
-  const useMap = compressing && mayPoint;
-  const lower = useMap ? lowerName(name) : name;
-  let i = 0;
-  while (i < n) {
-    if (useMap) {
-      const key = i === 0 ? lower : lower.slice(i);
-      const at = suffixOffsets.get(key);
-      if (at !== undefined) {
-        out[pos++] = 0xc0 | (at >> 8);
-        out[pos++] = at & 0xff;
-        return;
-      }
-      if (pos <= MAX_POINTER) suffixOffsets.set(key, pos);
+  if (n > MAX_NAME_TEXT) invalidName(name.slice(0, 40) + '…', 'longer than 255 octets');
+  ensure(n + 2);
+  const labels = name.indexOf('\\') < 0 ? writePlainLabels(name) : writeEscapedLabels(name);
+  if (compressing && mayPoint) compressLast(labels);
+}
+
+/** Folds one octet into a label hash. ASCII case is folded with | 0x20 (over-folding is harmless: hits are verified). */
+function foldOctet(h: number, b: number): number {
+  return Math.imul(h ^ (b | 0x20), 0x01000193);
+}
+
+const HASH_SEED = 0x811c9dc5 | 0;
+
+/** The common case, a name without escapes: one pass writes the labels and hashes each. */
+function writePlainLabels(name: string): number {
+  const o = out;
+  const n = name.length;
+  const start = pos;
+  let p = pos;
+  let labels = 0;
+  let j = 0;
+  while (j < n) {
+    if (labels === labelAt.length) invalidName(name, 'longer than 255 octets');
+    const lengthAt = p++;
+    let h = HASH_SEED;
+    for (; j < n; j++) {
+      const c = name.charCodeAt(j);
+      if (c === DOT) break;
+      if (c < 0x20 || c > 0x7e) invalidName(name, `character ${c} at offset ${j} (use \\DDD escapes)`);
+      o[p++] = c;
+      h = foldOctet(h, c);
     }
-    const lengthAt = pos++;
-    let j = i;
+    const l = p - lengthAt - 1;
+    if (l === 0) invalidName(name, `empty label at offset ${j}`);
+    if (l > 63) invalidName(name, 'label longer than 63 octets');
+    o[lengthAt] = l;
+    labelAt[labels] = lengthAt;
+    labelHash[labels] = h;
+    labels++;
+    j++; // the dot
+  }
+  o[p++] = 0;
+  if (p - start > 255) invalidName(name, `longer than 255 octets (${p - start})`);
+  pos = p;
+  return labels;
+}
+
+/** Names with `\.`, `\\`, `\DDD` or `\X` escapes. */
+function writeEscapedLabels(name: string): number {
+  const o = out;
+  const n = name.length;
+  const start = pos;
+  let p = pos;
+  let labels = 0;
+  let j = 0;
+  while (j < n) {
+    if (labels === labelAt.length) invalidName(name, 'longer than 255 octets');
+    const lengthAt = p++;
+    let h = HASH_SEED;
     for (; j < n; j++) {
       let c = name.charCodeAt(j);
       if (c === DOT) break;
       if (c === BACKSLASH) {
-        const d = name.charCodeAt(j + 1);
+        const d = j + 1 < n ? name.charCodeAt(j + 1) : -1;
         if (d >= 48 && d <= 57) {
           c = decimalEscape(name, j + 1);
+          if (c < 0) invalidName(name, `bad \\DDD escape at offset ${j}`);
           j += 3;
-        } else {
+        } else if (d >= 0x20 && d <= 0x7e) {
           c = d;
           j += 1;
+        } else {
+          invalidName(name, `bad escape at offset ${j}`);
         }
       } else if (c < 0x20 || c > 0x7e) {
         invalidName(name, `character ${c} at offset ${j} (use \\DDD escapes)`);
       }
-      out[pos++] = c;
+      o[p++] = c;
+      h = foldOctet(h, c);
     }
-    const labelLength = pos - lengthAt - 1;
-    if (labelLength === 0) invalidName(name, `empty label at offset ${i}`);
-    if (labelLength > 63) invalidName(name, 'label longer than 63 octets');
-    out[lengthAt] = labelLength;
-    i = j + 1;
+    const l = p - lengthAt - 1;
+    if (l === 0) invalidName(name, `empty label at offset ${j}`);
+    if (l > 63) invalidName(name, 'label longer than 63 octets');
+    o[lengthAt] = l;
+    labelAt[labels] = lengthAt;
+    labelHash[labels] = h;
+    labels++;
+    j++;
   }
-  out[pos++] = 0;
+  o[p++] = 0;
+  if (p - start > 255) invalidName(name, `longer than 255 octets (${p - start})`);
+  pos = p;
+  return labels;
 }
 
-function endsWithLabelDot(name: string, escaped: boolean): boolean {
-  const n = name.length;
-  if (name.charCodeAt(n - 1) !== DOT) return false;
-  if (!escaped) return true;
-  let slashes = 0;
-  for (let i = n - 2; i >= 0 && name.charCodeAt(i) === BACKSLASH; i--) slashes++;
-  return slashes % 2 === 0;
+/** Replaces the longest already-written suffix of the name just written by a pointer. */
+function compressLast(labels: number): void {
+  const o = out;
+  let h = HASH_SEED;
+  for (let k = labels - 1; k >= 0; k--) {
+    h = Math.imul(h ^ labelHash[k], 0x9e3779b1) ^ o[labelAt[k]];
+    suffixHash[k] = h;
+  }
+  let hit = labels;
+  let target = 0;
+  for (let k = 0; k < labels; k++) {
+    const earlier = tableGet(suffixHash[k]);
+    if (earlier >= 0 && sameName(earlier, labelAt[k])) {
+      hit = k;
+      target = earlier;
+      break;
+    }
+  }
+  for (let k = 0; k < hit; k++) {
+    const at = labelAt[k];
+    if (at <= MAX_POINTER) tablePut(suffixHash[k], at);
+  }
+  if (hit < labels) {
+    const at = labelAt[hit];
+    o[at] = 0xc0 | (target >> 8);
+    o[at + 1] = target & 0xff;
+    pos = at + 2;
+  }
+}
+
+function sameIgnoringCase(x: number, y: number): boolean {
+  if (x === y) return true;
+  const lx = x | 0x20;
+  return lx === (y | 0x20) && lx >= 97 && lx <= 122;
+}
+
+/** Whether the (possibly compressed) name at `a` in `out` equals the uncompressed one at `b`, ignoring ASCII case. */
+function sameName(a: number, b: number): boolean {
+  const o = out;
+  for (;;) {
+    let la = o[a];
+    while ((la & 0xc0) === 0xc0) {
+      a = ((la & 0x3f) << 8) | o[a + 1];
+      la = o[a];
+    }
+    if (la !== o[b]) return false;
+    if (la === 0) return true;
+    for (let i = 1; i <= la; i++) if (!sameIgnoringCase(o[a + i], o[b + i])) return false;
+    a += la + 1;
+    b += la + 1;
+  }
 }
 
 function rdataError(rr: ResourceRecord, why: string): never {
@@ -830,6 +981,19 @@ function headerFlags(msg: Message, tc: boolean): number {
   );
 }
 
+/** Writes records while they fit below `limit`; returns how many did. The first that does not fit is undone. */
+function writeSection(records: readonly ResourceRecord[], limit: number): number {
+  for (let i = 0; i < records.length; i++) {
+    const before = pos;
+    writeRR(records[i]);
+    if (pos > limit) {
+      pos = before;
+      return i;
+    }
+  }
+  return records.length;
+}
+
 /**
  * Encodes a message (compressing names). Never throws for a well-typed Message except on invalid
  * names/addresses/RDATA, an RCODE above 15 without EDNS, or a maxSize below 12.
@@ -846,7 +1010,7 @@ export function encodeMessage(msg: Message, opts?: EncodeOptions): Buffer {
   if (!(rcode >= 0 && rcode <= 0xfff)) throw new Error(`RCODE ${rcode} out of range`);
   if (rcode > 15 && !msg.edns) throw new Error(`RCODE ${rcode} needs EDNS (the upper bits travel in the OPT record)`);
   compressing = opts?.compress ?? true;
-  suffixOffsets.clear();
+  resetTable();
   pos = HEADER;
 
   for (const q of msg.questions) {
@@ -859,8 +1023,9 @@ export function encodeMessage(msg: Message, opts?: EncodeOptions): Buffer {
   const optLength = msg.edns ? optSize(msg.edns) : 0;
   const limit = maxSize - optLength;
 
-  const sections = [msg.answers, msg.authority, msg.additional];
-  const kept = [0, 0, 0];
+  let an = 0;
+  let ns = 0;
+  let ar = 0;
   let tc = msg.tc;
   if (pos > limit) {
     // Not even the question fits: a bare header says "retry over TCP".
@@ -868,19 +1033,12 @@ export function encodeMessage(msg: Message, opts?: EncodeOptions): Buffer {
     qdcount = 0;
     tc = true;
   } else {
-    let fitted = pos;
-    outer: for (let s = 0; s < 3; s++) {
-      for (const rr of sections[s]) {
-        writeRR(rr);
-        if (pos > limit) {
-          pos = fitted;
-          break outer;
-        }
-        fitted = pos;
-        kept[s]++;
-      }
+    an = writeSection(msg.answers, limit);
+    if (an === msg.answers.length) {
+      ns = writeSection(msg.authority, limit);
+      if (ns === msg.authority.length) ar = writeSection(msg.additional, limit);
     }
-    if (kept[0] < msg.answers.length || kept[1] < msg.authority.length) tc = true;
+    if (an < msg.answers.length || ns < msg.authority.length) tc = true;
   }
   const withOpt = msg.edns !== undefined && pos + optLength <= maxSize;
   if (withOpt) writeOpt(msg.edns as Edns, rcode);
@@ -892,11 +1050,11 @@ export function encodeMessage(msg: Message, opts?: EncodeOptions): Buffer {
   out[3] = flags & 0xff;
   out[4] = qdcount >> 8;
   out[5] = qdcount & 0xff;
-  out[6] = kept[0] >> 8;
-  out[7] = kept[0] & 0xff;
-  out[8] = kept[1] >> 8;
-  out[9] = kept[1] & 0xff;
-  const arcount = kept[2] + (withOpt ? 1 : 0);
+  out[6] = an >> 8;
+  out[7] = an & 0xff;
+  out[8] = ns >> 8;
+  out[9] = ns & 0xff;
+  const arcount = ar + (withOpt ? 1 : 0);
   out[10] = arcount >> 8;
   out[11] = arcount & 0xff;
 
