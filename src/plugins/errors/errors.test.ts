@@ -204,3 +204,9 @@ example.net:{PORT} {
     assert.equal(line, "[WARNING] plugin/errors: 3 errors like '^plugin/forward: ' occurred in last 300ms");
   });
 });
+
+test('errors twice in one server block is refused, naming the second line', async () => {
+  await assert.rejects(startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    errors\n    errors\n    whoami\n}\n`), {
+    message: /Corefile:4: errors can only be used once per server block$/,
+  });
+});

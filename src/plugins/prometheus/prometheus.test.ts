@@ -170,3 +170,9 @@ example.net:{PORT} {
     assert.equal(value(await scrape(), 'coredns_dns_requests_total', match), before + 1);
   });
 });
+
+test('prometheus twice in one server block is refused, naming the second line', async () => {
+  await assert.rejects(startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:0\n    prometheus 127.0.0.1:0\n    whoami\n}\n`), {
+    message: /Corefile:4: prometheus can only be used once per server block$/,
+  });
+});

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics } from 'prom-client';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
-import type { SetupFn, Shared } from '../../server/plugin.js';
+import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { parseHttpAddress } from '../health/endpoint.js';
 import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
 
@@ -25,8 +25,17 @@ function enableProcessMetrics(shared: Shared): void {
   });
 }
 
+/** CoreDNS allows one `prometheus` per server block. */
+function claimBlock(instance: Map<string, unknown>, block: BlockInfo, d: Directive): void {
+  const seen = (instance.get('prometheus|blocks') as Set<BlockInfo> | undefined) ?? new Set<BlockInfo>();
+  instance.set('prometheus|blocks', seen);
+  if (seen.has(block)) throw CorefileError.at(d, 'prometheus can only be used once per server block');
+  seen.add(block);
+}
+
 export const setup: SetupFn = (ctx) => {
   const config = parsePrometheus(ctx.directive);
+  claimBlock(ctx.instance, ctx.block, ctx.directive);
   enableProcessMetrics(ctx.shared);
   return new PrometheusPlugin(config, ctx.shared, ctx.block);
 };

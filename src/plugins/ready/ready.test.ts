@@ -132,3 +132,9 @@ describe('ready end to end', () => {
     assert.deepEqual(await get(`http://127.0.0.1:${readyPort}/ready`), { status: 200, body: 'OK' });
   });
 });
+
+test('ready twice in one server block is refused, naming the second line', async () => {
+  await assert.rejects(startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    ready 127.0.0.1:0\n    ready 127.0.0.1:0\n    whoami\n}\n`), {
+    message: /Corefile:4: ready can only be used once per server block$/,
+  });
+});

@@ -158,3 +158,9 @@ ${extra}}
     assert.ok(s.logs.includes('[ERROR] plugin/reload: Corefile changed but reload failed; the previous configuration keeps serving'));
   });
 });
+
+test('reload twice in one server block is refused, naming the second line', async () => {
+  await assert.rejects(startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    reload\n    reload\n    whoami\n}\n`), {
+    message: /Corefile:4: reload can only be used once per server block$/,
+  });
+});
