@@ -17,9 +17,12 @@ export interface CorefilePorts {
 
 export const DEFAULT_PORTS: CorefilePorts = { dns: 5353, health: 8080, ready: 8181, metrics: 9153 };
 
+/** Where the DaemonSet mounts the caBundle ConfigMaps, one folder each. */
+export const CA_BUNDLE_ROOT = '/etc/kdns/ca';
+
 /** Where the DaemonSet mounts a caBundle ConfigMap named `name`. */
-export function caBundleDir(name: string): string {
-  return `/etc/kdns/ca/${name}`;
+export function caBundleDir(name: string, root = CA_BUNDLE_ROOT): string {
+  return `${root}/${name}`;
 }
 export const CA_BUNDLE_KEY = 'ca-bundle.crt';
 
@@ -32,6 +35,8 @@ export interface CorefileInput {
   settings: DNSSettings;
   clusterDomain: string;
   ports?: CorefilePorts;
+  /** Folder holding one folder per caBundle ConfigMap (default CA_BUNDLE_ROOT, where the DaemonSet mounts them). */
+  caBundleRoot?: string;
 }
 
 const POLICY_WORD: Record<ForwardingPolicy, string> = { Random: 'random', RoundRobin: 'round_robin', Sequential: 'sequential' };
@@ -52,8 +57,9 @@ export function corefileBlocks(input: CorefileInput): RenderBlock[] {
   const ports = input.ports ?? DEFAULT_PORTS;
   const { settings } = input;
   const common = { logLevel: settings.logLevel, positiveTTL: settings.positiveTTL, negativeTTL: settings.negativeTTL, metricsPort: ports.metrics };
-  const blocks = settings.forwarding.map((entry) => forwardingBlock(entry, ports.dns, common));
-  blocks.push(defaultBlock(input.clusterDomain, ports, settings));
+  const caRoot = input.caBundleRoot ?? CA_BUNDLE_ROOT;
+  const blocks = settings.forwarding.map((entry) => forwardingBlock(entry, ports.dns, common, caRoot));
+  blocks.push(defaultBlock(input.clusterDomain, ports, settings, caRoot));
   return blocks;
 }
 
@@ -64,12 +70,12 @@ interface Common {
   metricsPort: number;
 }
 
-function forwardingBlock(entry: ForwardingEntry, port: number, c: Common): RenderBlock {
+function forwardingBlock(entry: ForwardingEntry, port: number, c: Common, caRoot: string): RenderBlock {
   return {
     keys: entry.zones.map((z) => `${z}:${port}`),
     directives: [
       d('prometheus', [`:${c.metricsPort}`]),
-      forwardDirective(entry.upstreams, entry.policy, entry.forceTcp, entry.tls),
+      forwardDirective(entry.upstreams, entry.policy, entry.forceTcp, caRoot, entry.tls),
       d('errors'),
       logDirective(c.logLevel),
       d('bufsize', [BUFSIZE]),
@@ -78,7 +84,7 @@ function forwardingBlock(entry: ForwardingEntry, port: number, c: Common): Rende
   };
 }
 
-function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSettings): RenderBlock {
+function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSettings, caRoot: string): RenderBlock {
   const f = s.defaultForwarding;
   return {
     keys: [`.:${ports.dns}`],
@@ -90,20 +96,20 @@ function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSetting
       d('ready', [`:${ports.ready}`]),
       d('kubernetes', [clusterDomain, 'in-addr.arpa', 'ip6.arpa'], [d('pods', ['insecure']), d('fallthrough', ['in-addr.arpa', 'ip6.arpa'])]),
       d('prometheus', [`:${ports.metrics}`]),
-      forwardDirective(f.upstreams, f.policy, f.forceTcp, f.tls),
+      forwardDirective(f.upstreams, f.policy, f.forceTcp, caRoot, f.tls),
       cacheDirective(s.positiveTTL, s.negativeTTL),
       d('reload'),
     ],
   };
 }
 
-function forwardDirective(upstreams: string[], policy: ForwardingPolicy, forceTcp: boolean, tls?: TLSSettings): RenderDirective {
+function forwardDirective(upstreams: string[], policy: ForwardingPolicy, forceTcp: boolean, caRoot: string, tls?: TLSSettings): RenderDirective {
   const to = tls ? upstreams.map((u) => `tls://${u}`) : upstreams;
   const options: RenderDirective[] = [];
   if (forceTcp) options.push(d('force_tcp'));
   if (tls) {
     options.push(d('tls_servername', [tls.serverName]));
-    if (tls.caBundle !== undefined) options.push(d('tls', [`${caBundleDir(tls.caBundle)}/${CA_BUNDLE_KEY}`]));
+    if (tls.caBundle !== undefined) options.push(d('tls', [`${caBundleDir(tls.caBundle, caRoot)}/${CA_BUNDLE_KEY}`]));
   }
   // Inside the block: the proposal's example put `policy` after the block, which CoreDNS rejects.
   options.push(d('policy', [POLICY_WORD[policy]]));

@@ -27,6 +27,8 @@ export interface RenderOptions {
   ports?: CorefilePorts;
   /** Services node-resolver puts into /etc/hosts. */
   nodeResolverServices?: string[];
+  /** Where the Corefile expects caBundle folders; only for running the Corefile outside the DaemonSet (tests). */
+  caBundleRoot?: string;
 }
 
 export const DEFAULT_NAMESPACE = 'kdns';
@@ -95,7 +97,7 @@ export function render(input: RenderInput): RenderResult {
   };
 
   const { placement, refused } = choosePlacement(settings, input.nodes, current.dnsDaemonSet);
-  const corefile = renderDNSCorefile({ settings, clusterDomain, ports: objectOptions.ports });
+  const corefile = renderDNSCorefile({ settings, clusterDomain, ports: objectOptions.ports, ...(o.caBundleRoot === undefined ? {} : { caBundleRoot: o.caBundleRoot }) });
   const clusterIP = tenthAddress(o.serviceCIDR ?? DEFAULT_SERVICE_CIDR);
   const caBundles = [...new Set([...settings.forwarding.map((f) => f.tls?.caBundle), settings.defaultForwarding.tls?.caBundle].filter((n): n is string => n !== undefined))];
   const objects: OwnedObject[] = [
