@@ -98,7 +98,7 @@ kind: Namespace
 metadata: {name: [b
 `,
     objects: ['Namespace a'],
-    errors: ['f.yaml:8: YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    errors: ['f.yaml:7: YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
   },
   {
     name: 'bad field reported at its own line with the object and field path',

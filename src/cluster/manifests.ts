@@ -82,13 +82,17 @@ function parseYaml(text: string, file: string): ManifestResult {
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
   const lineOf = (offset: number): number => lineCounter.linePos(offset).line;
   const result: ManifestResult = { objects: [], errors: [] };
+  const lastContent = text.trimEnd().length;
   // parseAllDocuments returns an EmptyStream (no documents) for blank or comment-only text.
   if (!Array.isArray(docs)) return result;
   for (const doc of docs) {
     if (doc.errors.length > 0) {
       // Later errors of a document are mostly the parser's echo of the first.
       const err = doc.errors[0]!;
-      result.errors.push({ file, line: lineOf(err.pos[0]), message: `YAML: ${firstLine(err.message)}` });
+      // Unterminated constructs are reported at the end of the text; the last line with
+      // something on it is where the reader should look.
+      const at = Math.min(err.pos[0], Math.max(0, lastContent - 1));
+      result.errors.push({ file, line: lineOf(at), message: `YAML: ${firstLine(err.message)}` });
       continue;
     }
     const found = collectObjects(doc.toJS({ maxAliasCount: 100 }));

@@ -1,0 +1,176 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, rm, writeFile, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DirectorySource } from './directory.js';
+import type { StoreDelta } from './store.js';
+
+const svc = (name: string, ip: string, ns = 'demo'): string => `apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {clusterIP: ${ip}, ports: [{name: http, port: 80}]}
+`;
+
+interface Step {
+  what: string;
+  /** File writes (text) and removals (null), relative to the folder. */
+  files: Record<string, string | null>;
+  /** `name.namespace=ip` for every service in the store afterwards. */
+  services: string[];
+  /** Service keys the step's delta reported. */
+  changed: string[];
+  /** Error lines (file relative) the source reports afterwards. */
+  errors: string[];
+}
+
+const steps: Step[] = [
+  {
+    what: 'initial load of two files',
+    files: { 'a.yaml': svc('a', '10.0.0.1'), 'b.yaml': svc('b', '10.0.0.2') },
+    services: ['a.demo=10.0.0.1', 'b.demo=10.0.0.2'],
+    changed: ['a.demo', 'b.demo'],
+    errors: [],
+  },
+  {
+    what: 'editing one service changes only that service',
+    files: { 'a.yaml': svc('a', '10.0.0.11') },
+    services: ['a.demo=10.0.0.11', 'b.demo=10.0.0.2'],
+    changed: ['a.demo'],
+    errors: [],
+  },
+  {
+    what: 'rewriting a file with the same content changes nothing',
+    files: { 'b.yaml': `# touched\n${svc('b', '10.0.0.2')}` },
+    services: ['a.demo=10.0.0.11', 'b.demo=10.0.0.2'],
+    changed: [],
+    errors: [],
+  },
+  {
+    what: 'a broken file keeps what it held and says where',
+    files: { 'a.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: a\n' },
+    services: ['a.demo=10.0.0.11', 'b.demo=10.0.0.2'],
+    changed: [],
+    errors: ['a.yaml:3'],
+  },
+  {
+    what: 'an invalid field is a file error too',
+    files: { 'a.yaml': svc('a', '10.0.0.999') },
+    services: ['a.demo=10.0.0.11', 'b.demo=10.0.0.2'],
+    changed: [],
+    errors: ['a.yaml:4'],
+  },
+  {
+    what: 'fixing it applies the new content',
+    files: { 'a.yaml': svc('a', '10.0.0.12') },
+    services: ['a.demo=10.0.0.12', 'b.demo=10.0.0.2'],
+    changed: ['a.demo'],
+    errors: [],
+  },
+  {
+    what: 'removing a file removes its objects',
+    files: { 'b.yaml': null },
+    services: ['a.demo=10.0.0.12'],
+    changed: ['b.demo'],
+    errors: [],
+  },
+  {
+    what: 'a new file in a new subfolder is read',
+    files: { 'sub/c.json': JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'c', namespace: 'x' }, spec: { clusterIP: '10.0.0.3' } }) },
+    services: ['a.demo=10.0.0.12', 'c.x=10.0.0.3'],
+    changed: ['c.x'],
+    errors: [],
+  },
+  {
+    what: 'moving an object between files keeps it',
+    files: { 'a.yaml': null, 'sub/a2.yaml': svc('a', '10.0.0.12') },
+    services: ['a.demo=10.0.0.12', 'c.x=10.0.0.3'],
+    changed: ['a.demo'],
+    errors: [],
+  },
+  {
+    what: 'files that are not manifests are ignored',
+    files: { 'README.md': '# not yaml: [', '.hidden.yaml': 'kind: [' },
+    services: ['a.demo=10.0.0.12', 'c.x=10.0.0.3'],
+    changed: [],
+    errors: [],
+  },
+];
+
+test('DirectorySource applies each file as a unit, incrementally', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirsrc-'));
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000 });
+  let deltas: StoreDelta[] = [];
+  source.store.subscribe((d) => deltas.push(d));
+  try {
+    let first = true;
+    for (const step of steps) {
+      await t.test(step.what, async () => {
+        for (const [file, text] of Object.entries(step.files)) {
+          const p = join(dir, file);
+          if (text === null) await unlink(p);
+          else {
+            await mkdir(join(p, '..'), { recursive: true });
+            await writeFile(p, text);
+          }
+        }
+        deltas = [];
+        if (first) await source.start();
+        else await source.rescan();
+        first = false;
+        const services = [...source.store.allServices()].map((s) => `${s.key}=${s.clusterIPs.join(',')}`).sort();
+        assert.deepEqual(services, step.services);
+        const changed = [...new Set(deltas.flatMap((d) => [...d.services]))].sort();
+        assert.deepEqual(changed, step.changed);
+        assert.deepEqual(
+          source.currentErrors().map((e) => `${e.file.slice(dir.length + 1)}:${e.line}`),
+          step.errors,
+        );
+      });
+    }
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('DirectorySource sees a change through file-system events within a second', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirwatch-'));
+  await writeFile(join(dir, 'a.yaml'), svc('a', '10.0.0.1'));
+  const source = new DirectorySource(dir, undefined, { pollMs: 0 });
+  try {
+    await source.start();
+    assert.deepEqual(source.store.service('a.demo')?.clusterIPs, ['10.0.0.1']);
+    const seen = new Promise<number>((resolve) => {
+      const started = Date.now();
+      source.store.subscribe((d) => {
+        if (d.services.has('a.demo')) resolve(Date.now() - started);
+      });
+    });
+    await writeFile(join(dir, 'a.yaml'), svc('a', '10.0.0.2'));
+    const ms = await Promise.race([seen, new Promise<number>((r) => setTimeout(() => r(Infinity), 2000))]);
+    assert.ok(ms < 1000, `change seen after ${ms} ms`);
+    assert.deepEqual(source.store.service('a.demo')?.clusterIPs, ['10.0.0.2']);
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('DirectorySource: the store is synced after start even when a file is broken', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirbroken-'));
+  await writeFile(join(dir, 'good.yaml'), svc('g', '10.0.0.1'));
+  await writeFile(join(dir, 'bad.yaml'), 'kind: [\n');
+  const lines: string[] = [];
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, log: { info: () => {}, warn: (m) => lines.push(m), error: (m) => lines.push(m) } });
+  try {
+    await source.start();
+    assert.equal(source.store.synced, true);
+    assert.deepEqual([...source.store.allServices()].map((s) => s.key), ['g.demo']);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] as string, /bad\.yaml:1: YAML: /);
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,95 @@
+// The directory source while serving: files added, changed, deleted and broken under a running
+// `kdns serve`, observed with real dig.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answers, dig } from '../../testutil/dig.js';
+import { waitFor } from '../../testutil/net.js';
+import { startTestServer, type TestServer } from '../../testutil/server.js';
+
+const service = (name: string, ip: string): string => `apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  namespace: demo
+spec:
+  clusterIP: ${ip}
+  ports:
+  - name: http
+    port: 80
+`;
+
+let dir: string;
+let srv: TestServer;
+
+async function lookup(name: string): Promise<string> {
+  const r = await dig(`${name}.demo.svc.cluster.local`, 'A', { port: srv.port });
+  return `${r.status} ${answers(r).join(',')}`.trim();
+}
+
+/** Waits until `name` answers `expected`; returns how long that took. */
+async function until(name: string, expected: string): Promise<number> {
+  const started = Date.now();
+  await waitFor(async () => (await lookup(name)) === expected, 3000, 20);
+  return Date.now() - started;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kdns-watch-'));
+  await writeFile(join(dir, 'ns.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n');
+  await writeFile(join(dir, 'web.yaml'), service('web', '10.96.0.20'));
+  srv = await startTestServer(`cluster.local:{PORT} {\n  bind 127.0.0.1\n  kubernetes {\n    manifests ${dir}\n  }\n}\n`);
+});
+
+after(async () => {
+  await srv?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Step {
+  what: string;
+  change: () => Promise<void>;
+  /** For a change that must not alter answers: what shows it was read. */
+  read?: () => boolean;
+  name: string;
+  expect: string;
+}
+
+const reportedBroken = (): boolean => srv.logs.some((l) => l.includes('web.yaml:4'));
+
+const steps: Step[] = [
+  { what: 'a new Service file is served', change: () => writeFile(join(dir, 'api.yaml'), service('api', '10.96.0.30')), name: 'api', expect: 'NOERROR A 10.96.0.30' },
+  { what: 'a changed Service file is served', change: () => writeFile(join(dir, 'api.yaml'), service('api', '10.96.0.31')), name: 'api', expect: 'NOERROR A 10.96.0.31' },
+  { what: 'a deleted Service file is gone', change: () => unlink(join(dir, 'api.yaml')), name: 'api', expect: 'NXDOMAIN' },
+  {
+    what: 'a broken file keeps the previous answers',
+    change: () => writeFile(join(dir, 'web.yaml'), 'apiVersion: v1\nkind: Service\nmetadata:\n  name: [web\n'),
+    read: reportedBroken,
+    name: 'web',
+    expect: 'NOERROR A 10.96.0.20',
+  },
+  { what: 'the repaired file is served', change: () => writeFile(join(dir, 'web.yaml'), service('web', '10.96.0.21')), name: 'web', expect: 'NOERROR A 10.96.0.21' },
+];
+
+test('directory changes reach answers within a second', async (t) => {
+  assert.equal(await lookup('web'), 'NOERROR A 10.96.0.20');
+  assert.equal(await lookup('api'), 'NXDOMAIN');
+  for (const s of steps) {
+    await t.test(s.what, async () => {
+      await s.change();
+      if (s.read) await waitFor(s.read, 3000, 20);
+      const ms = await until(s.name, s.expect);
+      assert.ok(ms < 1000, `took ${ms} ms`);
+    });
+  }
+});
+
+test('the broken file was reported with its path and line', () => {
+  const report = srv.logs.find((l) => l.includes('web.yaml:4'));
+  assert.ok(reportedBroken());
+  assert.ok(report, srv.logs.join('\n'));
+  assert.match(report, /^\[ERROR\] plugin\/kubernetes: .*web\.yaml:4: YAML: /);
+});
