@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  copyQuestion,
   decodeMessage,
   decrementTtls,
   DnsFormatError,
@@ -632,6 +633,29 @@ describe('patching pre-encoded answers', () => {
     const bytes = encodeMessage(msg);
     assert.throws(() => findTtlOffsets(bytes.subarray(0, bytes.length - 3)), DnsFormatError);
   });
+});
+
+describe('copyQuestion', () => {
+  const answer = encodeMessage(
+    message({ questions: [{ name: 'web.example.', type: 1, class: 1 }], answers: [R.a('web.example.', 5, '10.0.0.1')] }),
+  );
+  const query = (name: string, type = 1) => encodeMessage(message({ qr: false, questions: [{ name, type, class: 1 }] }));
+  const cases: Array<{ title: string; query: Buffer; copied: boolean; qname: string; owner: string }> = [
+    { title: "the client's mixed case is echoed", query: query('WeB.ExAmple.'), copied: true, qname: 'WeB.ExAmple.', owner: 'WeB.ExAmple.' },
+    { title: 'same spelling: unchanged', query: query('web.example.'), copied: true, qname: 'web.example.', owner: 'web.example.' },
+    { title: 'another name of the same length is refused', query: query('wex.example.'), copied: false, qname: 'web.example.', owner: 'web.example.' },
+    { title: 'another type is refused', query: query('WEB.example.', 28), copied: false, qname: 'web.example.', owner: 'web.example.' },
+    { title: 'a longer name is refused', query: query('www.web.example.'), copied: false, qname: 'web.example.', owner: 'web.example.' },
+  ];
+  for (const c of cases) {
+    it(c.title, () => {
+      const wire = Buffer.from(answer);
+      assert.equal(copyQuestion(wire, c.query, parseQuery(c.query).questionEnd), c.copied);
+      const back = decodeMessage(wire);
+      assert.equal(back.questions[0].name, c.qname);
+      assert.equal(back.answers[0].name, c.owner); // the owner is a pointer to the question
+    });
+  }
 });
 
 describe('encode errors', () => {

@@ -544,6 +544,36 @@ export function findTtlOffsets(wire: Uint8Array): number[] {
   return offsets;
 }
 
+/**
+ * Copies the question of `query` (bytes 12 up to `questionEnd`, from parseQuery) over the question
+ * of a pre-encoded single-question response, so an answer made for one spelling of a name echoes
+ * the client's own (resolvers using 0x20 mixed case check it). Returns false, changing nothing,
+ * unless both questions are the same name, type and class apart from ASCII case.
+ */
+export function copyQuestion(response: Uint8Array, query: Uint8Array, questionEnd: number): boolean {
+  if (questionEnd <= HEADER || response.length < questionEnd || query.length < questionEnd) return false;
+  if (u16(response, 4) !== 1) return false;
+  for (let i = HEADER; i < questionEnd; i++) {
+    const x = response[i];
+    const y = query[i];
+    // Case-folding a length octet or a type/class octet could only pair values that differ by
+    // 0x20 outside A-Z, which sameIgnoringCase rejects.
+    if (!sameIgnoringCase(x, y)) return false;
+  }
+  // Same octets up to case, so the same labels: the response's question ends where the query's does,
+  // provided the name really ends there (a compressed or longer response question would not).
+  resetContext();
+  let end: number;
+  try {
+    end = skipName(response, HEADER) + 4;
+  } catch {
+    return false;
+  }
+  if (end !== questionEnd) return false;
+  for (let i = HEADER; i < questionEnd; i++) response[i] = query[i];
+  return true;
+}
+
 function writeU32(buf: Uint8Array, o: number, v: number): void {
   buf[o] = v >>> 24;
   buf[o + 1] = (v >>> 16) & 0xff;
