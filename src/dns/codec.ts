@@ -28,8 +28,8 @@ import type {
 import { RRType } from './types.js';
 
 /**
- * A message that cannot be decoded. `header`/`question` say how far decoding got, so the
- * server can answer FORMERR when it knows the ID and question, and drop the packet otherwise.
+ * A message that cannot be decoded. The fields say how far decoding got, so the server can
+ * answer FORMERR when it knows the ID (and question), and drop the packet otherwise.
  *
  * - `id` and `flags` are set once the 12-byte header was read.
  * - `questionEnd` is set once the question section was read and holds at most one question
@@ -874,6 +874,7 @@ function writeCharacterString(rr: ResourceRecord, s: unknown): void {
 
 function writeRData(rr: ResourceRecord): void {
   const data = rr.data;
+  if (typeof data !== 'object' || data === null) rdataError(rr, 'no RDATA');
   if ((data as OpaqueData).raw instanceof Uint8Array) {
     const raw = (data as OpaqueData).raw;
     ensure(raw.length);
