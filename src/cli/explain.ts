@@ -16,7 +16,7 @@ import type { CliIO, PodDNSFlags } from './resolvconf.js';
 interface ExplainOptions extends PodDNSFlags {
   libc?: Libc;
   cluster?: string;
-  answer: string;
+  answer?: string;
   compare?: boolean;
   family: Family;
   output: 'text' | 'json';
@@ -40,7 +40,7 @@ async function explain(name: string, opts: ExplainOptions, io: CliIO): Promise<n
   const source = await loadValidPod(opts.filename, gates, node.clusterDomain, io);
   const known = [
     ...(opts.cluster !== undefined ? [clusterOracle(await loadCluster(opts.cluster), node.clusterDomain)] : []),
-    namesOracle(opts.answer.split(',').map((s) => s.trim()).filter((s) => s !== '')),
+    namesOracle((opts.answer ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')),
   ];
   const req: ExplainRequest = {
     spec: source.spec,
@@ -71,7 +71,7 @@ export function register(program: Command, io: CliIO = processIO): void {
     .argument('<NAME>', 'the name the application looks up (as given to getaddrinfo)')
     .addOption(new Option('--libc <LIBC>', 'only this resolver library (default: both)').choices(['glibc', 'musl']))
     .option('--cluster <DIR>', 'a directory of manifests (Services, EndpointSlices, Pods) that says which names exist')
-    .option('--answer <NAME[,NAME...]>', 'names that exist outside the cluster (answer A and AAAA)', '')
+    .option('--answer <NAME[,NAME...]>', 'names that exist outside the cluster (answer A and AAAA)')
     .option('--compare', 'show ClusterFirst, Custom (when the pod has dnsParams) and ClusterFirstWithAutopath side by side')
     .addOption(new Option('--family <FAMILY>', 'getaddrinfo ai_family').choices(['unspec', 'inet', 'inet6']).default('unspec'))
     .addHelpText(

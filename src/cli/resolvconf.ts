@@ -81,22 +81,22 @@ export async function readInputObjects(path: string, io: CliIO): Promise<InputOb
 export interface PodDNSFlags {
   filename: string;
   hostResolvConf: string;
-  clusterDns: string;
+  clusterDns?: string;
   clusterDomain: string;
-  nodeIp: string;
+  nodeIp?: string;
   nodecacheIp?: string;
-  featureGates: string;
+  featureGates?: string;
 }
 
 export function addPodDNSOptions(cmd: Command): Command {
   return cmd
     .requiredOption('-f, --filename <FILE>', 'a Pod or an object with a pod template (Deployment, Job, CronJob, …); - reads stdin')
     .option('--host-resolv-conf <PATH>', 'the node\'s resolv.conf, as the kubelet\'s --resolv-conf; "" means none', '/etc/resolv.conf')
-    .option('--cluster-dns <IP[,IP...]>', 'the cluster DNS service address(es), as the kubelet\'s --cluster-dns (default: none)', '')
+    .option('--cluster-dns <IP[,IP...]>', 'the cluster DNS service address(es), as the kubelet\'s --cluster-dns (default: none)')
     .option('--cluster-domain <DOMAIN>', 'the cluster domain', 'cluster.local')
-    .option('--node-ip <IP[,IP]>', 'the node\'s address(es); used only without a host resolv.conf', '')
+    .option('--node-ip <IP[,IP]>', 'the node\'s address(es); used only without a host resolv.conf')
     .option('--nodecache-ip <IP>', 'the node-local cache address ClusterFirstWithAutopath pods use')
-    .option('--feature-gates <K=V,...>', 'feature gates (RelaxedDNSSearchValidation)', '');
+    .option('--feature-gates <K=V,...>', 'feature gates: RelaxedDNSSearchValidation (default false)');
 }
 
 export function addOutputOption(cmd: Command): Command {
@@ -112,16 +112,16 @@ function ipList(flag: string, text: string, max: number): string[] {
   return ips;
 }
 
-export function parseGatesFlag(text: string): FeatureGates {
-  const parsed = parseFeatureGates(text);
+export function parseGatesFlag(text: string | undefined): FeatureGates {
+  const parsed = parseFeatureGates(text ?? '');
   if (!parsed.ok) throw new CliError(`--feature-gates: ${parsed.error}`, EXIT_USAGE);
   return parsed.gates;
 }
 
 /** The node's side: flags checked (a bad flag is a usage error) and the host file read and parsed. */
 export async function nodeSettings(flags: PodDNSFlags): Promise<NodeDNSSettings> {
-  const clusterDNS = ipList('--cluster-dns', flags.clusterDns, Number.MAX_SAFE_INTEGER);
-  const nodeIPs = ipList('--node-ip', flags.nodeIp, 2);
+  const clusterDNS = ipList('--cluster-dns', flags.clusterDns ?? '', Number.MAX_SAFE_INTEGER);
+  const nodeIPs = ipList('--node-ip', flags.nodeIp ?? '', 2);
   const nodecache = flags.nodecacheIp === undefined ? [] : ipList('--nodecache-ip', flags.nodecacheIp, 1);
   const domain = flags.clusterDomain.endsWith('.') ? flags.clusterDomain.slice(0, -1) : flags.clusterDomain;
   return {

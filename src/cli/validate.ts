@@ -16,7 +16,7 @@ import { addOutputOption, objectLabel, parseGatesFlag, processIO, readInputObjec
 import type { CliIO } from './resolvconf.js';
 
 interface ValidateOptions {
-  featureGates: string;
+  featureGates?: string;
   old?: string;
   clusterDomain: string;
   output: 'text' | 'json';
@@ -98,7 +98,7 @@ export function register(program: Command, io: CliIO = processIO): void {
     .command('validate')
     .description('check Pods, pod templates (Deployment, Job, CronJob, …) and DNS resources as the API server would')
     .argument('<FILE...>', 'manifest files (YAML or JSON, several documents, kind: List); - reads stdin')
-    .option('--feature-gates <K=V,...>', 'feature gates (RelaxedDNSSearchValidation, default false)', '')
+    .option('--feature-gates <K=V,...>', 'feature gates: RelaxedDNSSearchValidation (default false)')
     .option('--old <OLDFILE>', 'the objects as stored: FILE is then an update of the objects with the same kind, namespace and name')
     .option('--cluster-domain <DOMAIN>', 'the cluster domain $(CLUSTER) stands for in Custom search entries', 'cluster.local')
     .addHelpText(
