@@ -141,6 +141,8 @@ export class HttpEndpoint {
       server.once('error', reject);
       server.listen({ port: this.address.port, host: this.address.host }, () => {
         server.off('error', reject);
+        // Once listening, an error here (e.g. accept failing with too many open files) must not
+        // crash the DNS server: an unhandled 'error' event would. The listener keeps going.
         server.on('error', () => undefined);
         resolve(server);
       });

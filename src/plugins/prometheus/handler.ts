@@ -54,6 +54,12 @@ export function typeLabel(qtype: number): string {
   return TYPE_LABELS[TYPE_INDEX[qtype] as number] as string;
 }
 
+/** The rcode's name, or its number when it has none (as CoreDNS's rcode.ToString). */
+export function rcodeLabel(rcode: number): string {
+  const name = rcodeName(rcode);
+  return name.startsWith('RCODE') ? String(rcode) : name;
+}
+
 /** 1 for IPv4 clients, 2 for IPv6 (Go's syscall.AF_INET / AF_INET6 numbering, as CoreDNS). */
 export function familyOf(remoteAddress: string): 1 | 2 {
   return remoteAddress.includes(':') ? 2 : 1;
@@ -103,7 +109,7 @@ class ZoneCells {
       byRcode = [];
       this.responses.set(plugin, byRcode);
     }
-    return (byRcode[rcode] ??= this.metrics.responses.cell([this.server, this.zone, VIEW, rcodeName(rcode), plugin]));
+    return (byRcode[rcode] ??= this.metrics.responses.cell([this.server, this.zone, VIEW, rcodeLabel(rcode), plugin]));
   }
 
   dnssecOk(): CounterCell {
@@ -187,8 +193,8 @@ export class PrometheusPlugin implements Plugin {
     return result;
   }
 
-  /** Counts one answered (or failed) query. Never throws: metrics must not break answers. */
-  record(req: DnsRequest, reply: Reply | undefined, error: unknown): void {
+  /** Counts one answered (or failed) query. */
+  private record(req: DnsRequest, reply: Reply | undefined, error: unknown): void {
     const cells = this.cellsFor(req.client.localAddress).forZone(req.zone);
     const type = TYPE_INDEX[req.qtype] as number;
     const proto = req.transport === 'udp' ? 0 : 1;

@@ -7,7 +7,7 @@ import { RRType } from '../../dns/types.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { familyOf, serverLabel, typeLabel } from './handler.js';
+import { familyOf, rcodeLabel, serverLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
 
 function directive(text: string): Directive {
@@ -46,6 +46,14 @@ describe('label values', () => {
     [65280, 'other'],
   ];
   for (const [qtype, want] of types) test(`type ${qtype} → ${want}`, () => assert.equal(typeLabel(qtype), want));
+
+  const rcodes: Array<[number, string]> = [
+    [0, 'NOERROR'],
+    [3, 'NXDOMAIN'],
+    [16, 'BADVERS'],
+    [12, '12'],
+  ];
+  for (const [rcode, want] of rcodes) test(`rcode ${rcode} → ${want}`, () => assert.equal(rcodeLabel(rcode), want));
 
   const families: Array<[string, number]> = [
     ['10.0.0.1', 1],
