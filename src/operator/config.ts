@@ -24,6 +24,8 @@ export interface TLSSettings {
 
 /** One forwarding rule, from either shape, ready to render. */
 export interface ForwardingEntry {
+  /** Identity across edits: "server:NAME" or "domain:DOMAIN". */
+  key: string;
   /** Where it came from: "spec.servers[0]" or "spec.pluginConfig.forwardPlugins[1]". */
   source: string;
   /** The server's name, or the proposal entry's domain. */
@@ -61,6 +63,18 @@ export interface LeftOut {
   instead: string;
 }
 
+/**
+ * What was applied last time, so a part that turns invalid keeps its last good value instead of
+ * disappearing: an upstream typo must not silently stop forwarding a zone that worked.
+ */
+export interface LastGood {
+  forwarding: ForwardingEntry[];
+  defaultForwarding: DefaultForwarding;
+  positiveTTL: number;
+  negativeTTL: number;
+  logLevel: DNSLogLevel;
+}
+
 export interface DNSSettings {
   forwarding: ForwardingEntry[];
   defaultForwarding: DefaultForwarding;
@@ -72,6 +86,8 @@ export interface DNSSettings {
   /** Undefined when nodePlacement is invalid: keep the current placement. */
   placement?: PlacementSpec;
   leftOut: LeftOut[];
+  /** The values used now, to remember as the last good ones. */
+  lastGood: LastGood;
 }
 
 export type InterpretResult = { ok: true; settings: DNSSettings } | { ok: false; errors: FieldError[] };
@@ -90,8 +106,11 @@ export function partOf(field: string): string {
   return field;
 }
 
-/** Validates and interprets a DNS resource; see the file comment for what happens to broken parts. */
-export function interpretDNS(obj: unknown, clusterDomain = DEFAULT_CLUSTER_DOMAIN): InterpretResult {
+/**
+ * Validates and interprets a DNS resource; see the file comment for what happens to broken parts.
+ * `lastGood` (from the objects applied before) supplies the values broken parts keep.
+ */
+export function interpretDNS(obj: unknown, clusterDomain = DEFAULT_CLUSTER_DOMAIN, lastGood?: LastGood): InterpretResult {
   const errors = validateDNSResource(obj, { clusterDomain });
   const fatal = errors.filter(isFatal);
   if (fatal.length > 0 || !isRecord(obj)) return { ok: false, errors: fatal };
@@ -100,92 +119,163 @@ export function interpretDNS(obj: unknown, clusterDomain = DEFAULT_CLUSTER_DOMAI
 
   const byPart = new Map<string, FieldError[]>();
   for (const e of errors) byPart.set(partOf(e.field), [...(byPart.get(partOf(e.field)) ?? []), e]);
-  const broken = (part: string): boolean => byPart.has(part);
   const leftOut: LeftOut[] = [];
-  const leave = (part: string, instead: string, label?: string): void => {
-    leftOut.push({ part, ...(label === undefined ? {} : { label }), errors: byPart.get(part) ?? [], instead });
-    byPart.delete(part);
+  const parts: Parts = {
+    broken: (part) => byPart.has(part),
+    leave: (part, instead, label) => {
+      leftOut.push({ part, ...(label === undefined ? {} : { label }), errors: byPart.get(part) ?? [], instead });
+      byPart.delete(part);
+    },
+    lastGood: new Map((lastGood?.forwarding ?? []).map((f) => [f.key, f])),
   };
 
-  const forwarding: ForwardingEntry[] = [];
-  if (broken('spec.servers')) leave('spec.servers', 'no spec.servers entry is used');
-  else forwarding.push(...serverEntries(spec['servers'], broken, leave));
-  if (broken('spec.pluginConfig')) leave('spec.pluginConfig', 'no spec.pluginConfig.forwardPlugins entry is used');
-  else forwarding.push(...proposalEntries(isRecord(spec['pluginConfig']) ? spec['pluginConfig']['forwardPlugins'] : undefined, broken, leave));
+  const forwarding = dropClashingKept([
+    ...entriesOf('spec.servers', spec['servers'], serverEntry, parts),
+    ...entriesOf('spec.pluginConfig', isRecord(spec['pluginConfig']) ? spec['pluginConfig']['forwardPlugins'] : undefined, proposalEntry, parts, 'spec.pluginConfig.forwardPlugins'),
+  ], leftOut);
 
   let defaultForwarding = DEFAULT_FORWARDING;
-  if (broken('spec.upstreamResolvers')) leave('spec.upstreamResolvers', `the default server forwards to ${RESOLV_CONF}`);
-  else if (isRecord(spec['upstreamResolvers'])) defaultForwarding = upstreamResolvers(spec['upstreamResolvers']);
+  if (parts.broken('spec.upstreamResolvers')) {
+    defaultForwarding = lastGood?.defaultForwarding ?? DEFAULT_FORWARDING;
+    parts.leave('spec.upstreamResolvers', lastGood ? 'the last good upstreams are kept' : `the default server forwards to ${RESOLV_CONF}`);
+  } else if (isRecord(spec['upstreamResolvers'])) defaultForwarding = upstreamResolvers(spec['upstreamResolvers']);
 
   let positiveTTL = DEFAULT_POSITIVE_TTL;
   let negativeTTL = DEFAULT_NEGATIVE_TTL;
-  if (broken('spec.cache')) leave('spec.cache', `cache caps stay at the defaults (${DEFAULT_POSITIVE_TTL}s, ${DEFAULT_NEGATIVE_TTL}s)`);
-  else if (isRecord(spec['cache'])) {
+  if (parts.broken('spec.cache')) {
+    positiveTTL = lastGood?.positiveTTL ?? DEFAULT_POSITIVE_TTL;
+    negativeTTL = lastGood?.negativeTTL ?? DEFAULT_NEGATIVE_TTL;
+    parts.leave('spec.cache', `cache caps stay at ${positiveTTL}s and ${negativeTTL}s`);
+  } else if (isRecord(spec['cache'])) {
     positiveTTL = ttlSeconds(spec['cache']['positiveTTL'], DEFAULT_POSITIVE_TTL);
     negativeTTL = ttlSeconds(spec['cache']['negativeTTL'], DEFAULT_NEGATIVE_TTL);
   }
 
-  const logLevel = enumOr<DNSLogLevel>(spec['logLevel'], 'Normal', 'spec.logLevel', broken, leave);
-  const operatorLogLevel = enumOr<DNSLogLevel>(spec['operatorLogLevel'], 'Normal', 'spec.operatorLogLevel', broken, leave);
-  const managementState = enumOr<ManagementState>(spec['managementState'], 'Managed', 'spec.managementState', broken, leave);
+  const logLevel = enumOr<DNSLogLevel>(spec['logLevel'], lastGood?.logLevel ?? 'Normal', 'spec.logLevel', parts);
+  const operatorLogLevel = enumOr<DNSLogLevel>(spec['operatorLogLevel'], 'Normal', 'spec.operatorLogLevel', parts);
+  const managementState = enumOr<ManagementState>(spec['managementState'], 'Managed', 'spec.managementState', parts);
 
   let placement: PlacementSpec | undefined = {};
-  if (broken('spec.nodePlacement')) {
-    leave('spec.nodePlacement', 'the current placement is kept');
+  if (parts.broken('spec.nodePlacement')) {
+    parts.leave('spec.nodePlacement', 'the current placement is kept');
     placement = undefined;
   } else if (isRecord(spec['nodePlacement'])) {
     placement = spec['nodePlacement'] as PlacementSpec;
   }
   // Whatever is left is an unknown top-level field: reported, and without effect.
-  for (const part of [...byPart.keys()]) leave(part, 'ignored');
+  for (const part of [...byPart.keys()]) parts.leave(part, 'ignored');
 
-  return { ok: true, settings: { forwarding, defaultForwarding, positiveTTL, negativeTTL, logLevel, operatorLogLevel, managementState, placement, leftOut } };
+  return {
+    ok: true,
+    settings: {
+      forwarding,
+      defaultForwarding,
+      positiveTTL,
+      negativeTTL,
+      logLevel,
+      operatorLogLevel,
+      managementState,
+      placement,
+      leftOut,
+      lastGood: { forwarding, defaultForwarding, positiveTTL, negativeTTL, logLevel },
+    },
+  };
 }
 
-const DEFAULT_FORWARDING: DefaultForwarding = { upstreams: [RESOLV_CONF], policy: 'Sequential', forceTcp: false };
-
-type Broken = (part: string) => boolean;
-type Leave = (part: string, instead: string, label?: string) => void;
-
-function serverEntries(servers: unknown, broken: Broken, leave: Leave): ForwardingEntry[] {
-  if (!Array.isArray(servers)) return [];
-  const out: ForwardingEntry[] = [];
-  servers.forEach((s: Record<string, unknown>, i) => {
-    const part = `spec.servers[${i}]`;
-    const label = typeof s?.['name'] === 'string' ? s['name'] : undefined;
-    if (broken(part)) return leave(part, 'left out of the Corefile', label);
-    const fp = s['forwardPlugin'] as Record<string, unknown>;
-    out.push({
-      source: part,
-      label: s['name'] as string,
-      zones: (s['zones'] as string[]).map(normalizeZone),
-      upstreams: fp['upstreams'] as string[],
-      policy: (fp['policy'] as ForwardingPolicy | undefined) ?? 'Random',
-      forceTcp: fp['protocolStrategy'] === 'TCP',
-      ...tlsOf(fp['transportConfig']),
-    });
-  });
-  return out;
+interface Parts {
+  broken: (part: string) => boolean;
+  leave: (part: string, instead: string, label?: string) => void;
+  lastGood: ReadonlyMap<string, ForwardingEntry>;
 }
 
-function proposalEntries(plugins: unknown, broken: Broken, leave: Leave): ForwardingEntry[] {
-  if (!Array.isArray(plugins)) return [];
-  const out: ForwardingEntry[] = [];
-  plugins.forEach((p: Record<string, unknown>, i) => {
-    const part = `spec.pluginConfig.forwardPlugins[${i}]`;
-    const label = typeof p?.['domain'] === 'string' ? p['domain'] : undefined;
-    if (broken(part)) return leave(part, 'left out of the Corefile', label);
-    out.push({
-      source: part,
+/** A forwarding entry's identity and label from its raw form, and the entry when the raw form is valid. */
+type EntryReader = (raw: Record<string, unknown>, source: string) => { key?: string; label?: string; entry: () => ForwardingEntry };
+
+const serverEntry: EntryReader = (s, source) => {
+  const name = typeof s['name'] === 'string' ? s['name'] : undefined;
+  return {
+    ...(name === undefined ? {} : { key: `server:${name}`, label: name }),
+    entry: () => {
+      const fp = s['forwardPlugin'] as Record<string, unknown>;
+      return {
+        key: `server:${name}`,
+        source,
+        label: name as string,
+        zones: (s['zones'] as string[]).map(normalizeZone),
+        upstreams: fp['upstreams'] as string[],
+        policy: (fp['policy'] as ForwardingPolicy | undefined) ?? 'Random',
+        forceTcp: fp['protocolStrategy'] === 'TCP',
+        ...tlsOf(fp['transportConfig']),
+      };
+    },
+  };
+};
+
+const proposalEntry: EntryReader = (p, source) => {
+  const domain = typeof p['domain'] === 'string' ? normalizeZone(p['domain']) : undefined;
+  return {
+    ...(domain === undefined ? {} : { key: `domain:${domain}`, label: p['domain'] as string }),
+    entry: () => ({
+      key: `domain:${domain}`,
+      source,
       label: p['domain'] as string,
-      zones: [normalizeZone(p['domain'] as string)],
+      zones: [domain as string],
       upstreams: p['nameServers'] as string[],
       policy: (p['policy'] as ForwardingPolicy | undefined) ?? 'Random',
       forceTcp: false,
-    });
+    }),
+  };
+};
+
+interface Candidate extends ForwardingEntry {
+  /** Kept from the last good config because its spec entry is invalid now. */
+  kept: boolean;
+}
+
+/**
+ * The entries of one list, in spec order: valid ones as written, broken ones replaced by their
+ * last good version when there is one and left out otherwise.
+ */
+function entriesOf(listPart: string, list: unknown, read: EntryReader, parts: Parts, itemPrefix = listPart): Candidate[] {
+  const keyPrefix = read === serverEntry ? 'server:' : 'domain:';
+  if (parts.broken(listPart)) {
+    const kept = [...parts.lastGood.values()].filter((f) => f.key.startsWith(keyPrefix)).map((f) => ({ ...f, kept: true }));
+    parts.leave(listPart, kept.length > 0 ? 'the last good entries are kept' : 'none of its entries is used');
+    return kept;
+  }
+  if (!Array.isArray(list)) return [];
+  const out: Candidate[] = [];
+  list.forEach((raw: unknown, i) => {
+    const part = `${itemPrefix}[${i}]`;
+    const r = read(isRecord(raw) ? raw : {}, part);
+    if (!parts.broken(part)) {
+      out.push({ ...r.entry(), kept: false });
+      return;
+    }
+    const previous = r.key === undefined ? undefined : parts.lastGood.get(r.key);
+    if (previous) out.push({ ...previous, source: part, kept: true });
+    parts.leave(part, previous ? 'the last good version is kept' : 'left out of the Corefile', r.label);
   });
   return out;
 }
+
+/** A kept entry yields to valid entries that now claim one of its zones (two blocks may not share a zone). */
+function dropClashingKept(candidates: Candidate[], leftOut: LeftOut[]): ForwardingEntry[] {
+  const claimed = new Set(candidates.filter((c) => !c.kept).flatMap((c) => c.zones));
+  const out: ForwardingEntry[] = [];
+  for (const { kept, ...entry } of candidates) {
+    const clash = kept ? entry.zones.find((z) => claimed.has(z)) : undefined;
+    if (clash === undefined) {
+      out.push(entry);
+      continue;
+    }
+    const note = leftOut.find((l) => l.part === entry.source);
+    if (note) note.instead = `left out of the Corefile (its last good version forwards ${clash}, which another entry now claims)`;
+  }
+  return out;
+}
+
+const DEFAULT_FORWARDING: DefaultForwarding = { upstreams: [RESOLV_CONF], policy: 'Sequential', forceTcp: false };
 
 function upstreamResolvers(ur: Record<string, unknown>): DefaultForwarding {
   const listed = Array.isArray(ur['upstreams']) ? (ur['upstreams'] as Array<Record<string, unknown>>) : [];
@@ -227,16 +317,65 @@ function ttlSeconds(value: unknown, fallback: number): number {
   return seconds > 0 ? seconds : fallback;
 }
 
-function enumOr<T extends string>(value: unknown, fallback: T, part: string, broken: Broken, leave: Leave): T {
-  if (broken(part)) {
-    leave(part, `${fallback} is used`);
+const DEFAULTS: Record<string, string> = { 'spec.logLevel': 'Normal', 'spec.operatorLogLevel': 'Normal', 'spec.managementState': 'Managed' };
+
+function enumOr<T extends string>(value: unknown, fallback: T, part: string, parts: Parts): T {
+  if (parts.broken(part)) {
+    parts.leave(part, `${fallback} is used`);
     return fallback;
   }
-  return typeof value === 'string' && value !== '' ? (value as T) : fallback;
+  // Unset means the default, not the last good value: only a broken value keeps the old one.
+  return typeof value === 'string' && value !== '' ? (value as T) : (DEFAULTS[part] as T | undefined) ?? fallback;
 }
 
 /** One line per left-out part, for logs and the status: `spec.servers[1] ("bar"): left out of the Corefile: <errors>`. */
 export function describeLeftOut(l: LeftOut): string {
   const who = l.label === undefined ? l.part : `${l.part} (${JSON.stringify(l.label)})`;
   return `${who}: ${l.instead}: ${l.errors.map(formatFieldError).join('; ')}`;
+}
+
+const POLICIES = new Set<string>(['Random', 'RoundRobin', 'Sequential']);
+const LOG_LEVELS = new Set<string>(['Normal', 'Debug', 'Trace']);
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+function readTLS(v: unknown): { tls?: TLSSettings } | undefined {
+  if (v === undefined) return {};
+  if (!isRecord(v) || typeof v['serverName'] !== 'string' || (v['caBundle'] !== undefined && typeof v['caBundle'] !== 'string')) return undefined;
+  return { tls: { serverName: v['serverName'], ...(typeof v['caBundle'] === 'string' ? { caBundle: v['caBundle'] } : {}) } };
+}
+
+function readForwarding(v: unknown): ForwardingEntry | undefined {
+  if (!isRecord(v) || typeof v['key'] !== 'string' || typeof v['source'] !== 'string' || typeof v['label'] !== 'string') return undefined;
+  if (!strings(v['zones']) || !strings(v['upstreams']) || typeof v['policy'] !== 'string' || !POLICIES.has(v['policy']) || typeof v['forceTcp'] !== 'boolean') return undefined;
+  const tls = readTLS(v['tls']);
+  if (!tls) return undefined;
+  return { key: v['key'], source: v['source'], label: v['label'], zones: v['zones'], upstreams: v['upstreams'], policy: v['policy'] as ForwardingPolicy, forceTcp: v['forceTcp'], ...tls };
+}
+
+/**
+ * The last good values as the ConfigMap annotation holds them; undefined when absent or not
+ * readable (someone edited it): then broken parts fall back to the defaults, as on a first run.
+ */
+export function parseLastGood(text: string | undefined): LastGood | undefined {
+  if (text === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(v) || !Array.isArray(v['forwarding']) || !isRecord(v['defaultForwarding'])) return undefined;
+  const forwarding = v['forwarding'].map(readForwarding);
+  const d = v['defaultForwarding'];
+  const dTLS = readTLS(d['tls']);
+  const ttl = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0;
+  if (forwarding.some((f) => f === undefined) || !strings(d['upstreams']) || typeof d['policy'] !== 'string' || !POLICIES.has(d['policy']) || typeof d['forceTcp'] !== 'boolean' || !dTLS) return undefined;
+  if (!ttl(v['positiveTTL']) || !ttl(v['negativeTTL']) || typeof v['logLevel'] !== 'string' || !LOG_LEVELS.has(v['logLevel'])) return undefined;
+  return {
+    forwarding: forwarding as ForwardingEntry[],
+    defaultForwarding: { upstreams: d['upstreams'], policy: d['policy'] as ForwardingPolicy, forceTcp: d['forceTcp'], ...dTLS },
+    positiveTTL: v['positiveTTL'],
+    negativeTTL: v['negativeTTL'],
+    logLevel: v['logLevel'] as DNSLogLevel,
+  };
 }

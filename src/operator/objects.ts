@@ -82,6 +82,8 @@ export const NODE_RESOLVER_NAME = 'node-resolver';
 /** The container OpenShift used to run inside dns-default before node-resolver got its own DaemonSet. */
 export const LEGACY_NODE_RESOLVER_CONTAINER = 'dns-node-resolver';
 export const COREFILE_HASH_ANNOTATION = 'dns.kdns.io/corefile-hash';
+/** On the ConfigMap: the settings applied, so a part that turns invalid later keeps them (JSON). */
+export const LAST_GOOD_ANNOTATION = 'dns.kdns.io/last-good';
 export const OWNING_DNS_LABEL = 'dns.operator.openshift.io/owning-dns';
 export const DNS_POD_LABEL = 'dns.operator.openshift.io/daemonset-dns';
 export const NODE_RESOLVER_POD_LABEL = 'dns.operator.openshift.io/daemonset-node-resolver';
@@ -117,8 +119,8 @@ export function corefileHash(corefile: string): string {
   return `sha256:${createHash('sha256').update(corefile).digest('hex').slice(0, 32)}`;
 }
 
-export function configMap(corefile: string, o: ObjectOptions): ConfigMap {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(DNS_NAME, o), data: { Corefile: corefile } };
+export function configMap(corefile: string, lastGood: string, o: ObjectOptions): ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta(DNS_NAME, o), annotations: { [LAST_GOOD_ANNOTATION]: lastGood } }, data: { Corefile: corefile } };
 }
 
 export function dnsDaemonSet(corefile: string, placement: Placement, caBundles: string[], o: ObjectOptions): DaemonSet {

@@ -266,3 +266,94 @@ test('render: options (namespace, image, cluster domain, service CIDR)', () => {
   assert.equal(text(directive(blocks(r)[2], 'kubernetes')).split(' {')[0], 'kubernetes example.internal in-addr.arpa ip6.arpa');
   assert.equal((find(r.objects, 'Service', 'dns-default') as Service).spec.clusterIP, 'fd00:10:96::a');
 });
+
+// ---- last good values: a part that turns invalid keeps what worked ----
+
+const fwd = (plugins: unknown[], extra: Record<string, unknown> = {}): unknown => ({
+  apiVersion: 'operator.openshift.io/v1',
+  kind: 'DNS',
+  metadata: { name: 'default' },
+  spec: { pluginConfig: { forwardPlugins: plugins }, ...extra },
+});
+const currentOf = (r: Rendered): CurrentObjects => ({ configMap: find(r.objects, 'ConfigMap', 'dns-default') as ConfigMap });
+const forwards = (r: Rendered): string[] => blocks(r).map((b) => `${b.keys.join(' ')} ${text(directive(b, 'forward'))}`);
+
+interface LastGoodCase {
+  name: string;
+  before: unknown;
+  after: unknown;
+  forwards: string[];
+  leftOut: Array<[string, string]>;
+}
+
+const lastGoodCases: LastGoodCase[] = [
+  {
+    name: 'an entry that turns invalid keeps its last good version',
+    before: fwd([{ domain: 'example.test', nameServers: ['127.0.0.1:5300'] }]),
+    after: fwd([{ domain: 'example.test', nameServers: ['not-an-ip'] }]),
+    forwards: ['example.test:5353 forward . 127.0.0.1:5300 { policy random }', '.:5353 forward . /etc/resolv.conf { policy sequential }'],
+    leftOut: [['spec.pluginConfig.forwardPlugins[0]', 'the last good version is kept']],
+  },
+  {
+    name: 'a new invalid entry is left out, the rest applies',
+    before: fwd([{ domain: 'example.test', nameServers: ['127.0.0.1:5300'] }]),
+    after: fwd([{ domain: 'example.test', nameServers: ['127.0.0.1:5300'] }, { domain: 'new.test', nameServers: ['nope'] }]),
+    forwards: ['example.test:5353 forward . 127.0.0.1:5300 { policy random }', '.:5353 forward . /etc/resolv.conf { policy sequential }'],
+    leftOut: [['spec.pluginConfig.forwardPlugins[1]', 'left out of the Corefile']],
+  },
+  {
+    name: 'a removed entry is gone (its last good version is not resurrected)',
+    before: fwd([{ domain: 'example.test', nameServers: ['127.0.0.1:5300'] }]),
+    after: fwd([]),
+    forwards: ['.:5353 forward . /etc/resolv.conf { policy sequential }'],
+    leftOut: [],
+  },
+  {
+    name: 'a kept entry yields to a valid entry that now claims its zone',
+    before: { apiVersion: 'operator.openshift.io/v1', kind: 'DNS', metadata: { name: 'default' }, spec: { servers: [{ name: 'a', zones: ['x.test'], forwardPlugin: { upstreams: ['127.0.0.1:5300'] } }] } },
+    after: {
+      apiVersion: 'operator.openshift.io/v1',
+      kind: 'DNS',
+      metadata: { name: 'default' },
+      // Server a moves to y.test (with a typo); x.test now belongs to server b.
+      spec: {
+        servers: [
+          { name: 'a', zones: ['y.test'], forwardPlugin: { upstreams: ['bad'] } },
+          { name: 'b', zones: ['x.test'], forwardPlugin: { upstreams: ['127.0.0.2'] } },
+        ],
+      },
+    },
+    forwards: ['x.test:5353 forward . 127.0.0.2 { policy random }', '.:5353 forward . /etc/resolv.conf { policy sequential }'],
+    leftOut: [['spec.servers[0]', 'left out of the Corefile (its last good version forwards x.test, which another entry now claims)']],
+  },
+  {
+    name: 'invalid upstreamResolvers keep the last good upstreams',
+    before: fwd([], { upstreamResolvers: { upstreams: [{ type: 'Network', address: '127.0.0.1', port: 5300 }] } }),
+    after: fwd([], { upstreamResolvers: { upstreams: [{ type: 'Network' }] } }),
+    forwards: ['.:5353 forward . 127.0.0.1:5300 { policy sequential }'],
+    leftOut: [['spec.upstreamResolvers', 'the last good upstreams are kept']],
+  },
+];
+
+for (const c of lastGoodCases) {
+  test(`render: ${c.name}`, () => {
+    const first = rendered({ dns: c.before });
+    const second = rendered({ dns: c.after, current: currentOf(first) });
+    assert.deepEqual(forwards(second), c.forwards);
+    assert.deepEqual(
+      second.leftOut.map((l) => [l.part, l.instead]),
+      c.leftOut,
+    );
+    // Kept values are remembered again, so they survive more invalid edits.
+    const third = rendered({ dns: c.after, current: currentOf(second) });
+    assert.deepEqual(forwards(third), c.forwards);
+  });
+}
+
+test('render: an unreadable last-good annotation means defaults, as on a first run', () => {
+  const first = rendered({ dns: fwd([{ domain: 'example.test', nameServers: ['127.0.0.1:5300'] }]) });
+  const cm = structuredClone(find(first.objects, 'ConfigMap', 'dns-default') as ConfigMap);
+  cm.metadata.annotations = { 'dns.kdns.io/last-good': '{"forwarding": "garbage"' };
+  const second = rendered({ dns: fwd([{ domain: 'example.test', nameServers: ['nope'] }]), current: { configMap: cm } });
+  assert.deepEqual(forwards(second), ['.:5353 forward . /etc/resolv.conf { policy sequential }']);
+});

@@ -5,11 +5,11 @@
 import type { DNSResource, DNSStatus, ManagementState } from '../cluster/dnsresource.js';
 import type { FieldError } from '../cluster/field.js';
 import type { Node, Service } from '../cluster/types.js';
-import { describeLeftOut, interpretDNS } from './config.js';
+import { describeLeftOut, interpretDNS, parseLastGood } from './config.js';
 import type { DNSSettings, LeftOut } from './config.js';
 import { DEFAULT_PORTS, renderDNSCorefile } from './corefile.js';
 import type { CorefilePorts } from './corefile.js';
-import { configMap, dnsDaemonSet, dnsService, LEGACY_NODE_RESOLVER_CONTAINER, nodeResolverDaemonSet, tenthAddress } from './objects.js';
+import { configMap, dnsDaemonSet, dnsService, LAST_GOOD_ANNOTATION, LEGACY_NODE_RESOLVER_CONTAINER, nodeResolverDaemonSet, tenthAddress } from './objects.js';
 import type { ConfigMap, DaemonSet, ObjectOptions, OwnedObject } from './objects.js';
 import { checkPlacement, DEFAULT_NODE_SELECTOR, CONTROL_PLANE_TOLERATION, describeRefusal, desiredPlacement } from './placement.js';
 import type { Placement } from './placement.js';
@@ -82,11 +82,11 @@ export type RenderResult = Rendered | Refused;
 export function render(input: RenderInput): RenderResult {
   const o = input.options ?? {};
   const clusterDomain = o.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN;
-  const interpreted = interpretDNS(input.dns, clusterDomain);
+  const current = input.current ?? {};
+  const interpreted = interpretDNS(input.dns, clusterDomain, parseLastGood(current.configMap?.metadata.annotations?.[LAST_GOOD_ANNOTATION]));
   if (!interpreted.ok) return { ok: false, errors: interpreted.errors };
   const settings = interpreted.settings;
   const dns = input.dns as DNSResource;
-  const current = input.current ?? {};
   const objectOptions: ObjectOptions = {
     namespace: o.namespace ?? DEFAULT_NAMESPACE,
     image: o.image ?? DEFAULT_IMAGE,
@@ -101,7 +101,7 @@ export function render(input: RenderInput): RenderResult {
   const clusterIP = tenthAddress(o.serviceCIDR ?? DEFAULT_SERVICE_CIDR);
   const caBundles = [...new Set([...settings.forwarding.map((f) => f.tls?.caBundle), settings.defaultForwarding.tls?.caBundle].filter((n): n is string => n !== undefined))];
   const objects: OwnedObject[] = [
-    configMap(corefile, objectOptions),
+    configMap(corefile, JSON.stringify(settings.lastGood), objectOptions),
     dnsDaemonSet(corefile, placement, caBundles, objectOptions),
     nodeResolverDaemonSet(clusterIP, objectOptions),
     dnsService(clusterIP, objectOptions),
