@@ -3,12 +3,18 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
 import { formatManifestError, loadManifestDir } from '../cluster/manifests.js';
+import { ClusterStore } from '../cluster/store.js';
 import type { ClusterObject } from '../cluster/types.js';
+import { fqdn, isSubdomain, lowerName } from '../dns/name.js';
+import { RRType } from '../dns/types.js';
+import { DEFAULT_TTL } from '../plugins/kubernetes/config.js';
+import type { KubernetesConfig } from '../plugins/kubernetes/config.js';
+import { Resolver } from '../plugins/kubernetes/resolve.js';
 import { comparedPolicies, explainPolicy, explanationJSON, formatComparison, formatPolicy } from '../poddns/explain.js';
 import type { ExplainRequest } from '../poddns/explain.js';
-import { autopathOracle, clusterOracle, firstKnown, namesOracle, nothingExists } from '../poddns/oracle.js';
+import { autopathOracle, firstKnown, namesOracle, nothingExists } from '../poddns/oracle.js';
 import { LIBCS } from '../poddns/queries.js';
-import type { Family, Libc } from '../poddns/queries.js';
+import type { Family, Libc, NameOracle } from '../poddns/queries.js';
 import { CliError, EXIT_INVALID, EXIT_OK } from './exit.js';
 import { addOutputOption, addPodDNSOptions, loadValidPod, nodeSettings, parseGatesFlag, processIO, runAction } from './resolvconf.js';
 import type { CliIO, PodDNSFlags } from './resolvconf.js';
@@ -34,14 +40,48 @@ async function loadCluster(dir: string): Promise<ClusterObject[]> {
   return results.flatMap((r) => r.objects);
 }
 
+/**
+ * The cluster's answers as the kubernetes plugin gives them (defaults: pods verified, endpoint
+ * names from hostnames), read from a directory of manifests. Names outside the zone are not the
+ * plugin's: NXDOMAIN here, so `--answer` can speak for them. An ExternalName alias ends where
+ * its target does, which `external` decides.
+ */
+export function kubernetesOracle(objects: readonly ClusterObject[], clusterDomain: string, dir: string, external: NameOracle = nothingExists): NameOracle {
+  const zone = lowerName(fqdn(clusterDomain));
+  const store = new ClusterStore();
+  store.batch(() => {
+    for (const o of objects) store.upsert(o);
+  });
+  store.markSynced();
+  const config: KubernetesConfig = {
+    zones: [zone],
+    primaryZone: zone,
+    ttl: DEFAULT_TTL,
+    podMode: 'verified',
+    endpointPodNames: false,
+    noEndpoints: false,
+    ignoreEmptyService: false,
+    source: { kind: 'directory', dir },
+    startupTimeoutMs: 0,
+  };
+  const resolver = new Resolver(store, config, () => []);
+  return (name, type) => {
+    const qname = lowerName(fqdn(name));
+    if (!isSubdomain(qname, zone)) return 'nxdomain';
+    const r = resolver.resolve(qname, type === 'A' ? RRType.A : RRType.AAAA, zone);
+    if (r.nameError) return 'nxdomain';
+    const target = r.needs[0];
+    if (target !== undefined) return external(target.name, type);
+    return r.answers.length > 0 ? 'answer' : 'nodata';
+  };
+}
+
 async function explain(name: string, opts: ExplainOptions, io: CliIO): Promise<number> {
   const gates = parseGatesFlag(opts.featureGates);
   const node = await nodeSettings(opts);
   const source = await loadValidPod(opts.filename, gates, node.clusterDomain, io);
-  const known = [
-    ...(opts.cluster !== undefined ? [clusterOracle(await loadCluster(opts.cluster), node.clusterDomain)] : []),
-    namesOracle((opts.answer ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')),
-  ];
+  const outside = namesOracle((opts.answer ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  const known = [...(opts.cluster !== undefined ? [kubernetesOracle(await loadCluster(opts.cluster), node.clusterDomain, opts.cluster, outside)] : []), outside];
   const req: ExplainRequest = {
     spec: source.spec,
     namespace: source.namespace,
@@ -70,7 +110,7 @@ export function register(program: Command, io: CliIO = processIO): void {
     .description('show the DNS queries glibc and musl send from a pod for one name, and which one answers')
     .argument('<NAME>', 'the name the application looks up (as given to getaddrinfo)')
     .addOption(new Option('--libc <LIBC>', 'only this resolver library (default: both)').choices(['glibc', 'musl']))
-    .option('--cluster <DIR>', 'a directory of manifests (Services, EndpointSlices, Pods) that says which names exist')
+    .option('--cluster <DIR>', 'a directory of manifests (Services, EndpointSlices, Pods): names exist as the kubernetes plugin answers them')
     .option('--answer <NAME[,NAME...]>', 'names that exist outside the cluster (answer A and AAAA)')
     .option('--compare', 'show ClusterFirst, Custom (when the pod has dnsParams) and ClusterFirstWithAutopath side by side')
     .addOption(new Option('--family <FAMILY>', 'getaddrinfo ai_family').choices(['unspec', 'inet', 'inet6']).default('unspec'))

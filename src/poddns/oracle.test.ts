@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { kubernetesOracle } from '../cli/explain.js';
 import type { ClusterObject } from '../cluster/types.js';
-import { autopathOracle, clusterOracle, firstKnown, namesOracle, zoneMapOracle } from './oracle.js';
+import { autopathOracle, firstKnown, namesOracle, zoneMapOracle } from './oracle.js';
 import type { Outcome, QType } from './queries.js';
 
 const objects: ClusterObject[] = [
   { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'ns1' }, spec: { clusterIP: '10.96.5.5', clusterIPs: ['10.96.5.5', 'fd00::5'] } },
   { apiVersion: 'v1', kind: 'Service', metadata: { name: 'v4only', namespace: 'ns1' }, spec: { clusterIP: '10.96.5.6' } },
   { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'ns1' }, spec: { type: 'ExternalName', externalName: 'db.example.com' } },
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'gone', namespace: 'ns1' }, spec: { type: 'ExternalName', externalName: 'gone.example.com' } },
   { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'ns2' }, spec: { clusterIP: 'None' } },
   {
     apiVersion: 'discovery.k8s.io/v1',
@@ -24,14 +26,16 @@ const objects: ClusterObject[] = [
   { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns1' }, status: { podIP: '10.1.2.3' } },
 ];
 
-const cluster = clusterOracle(objects, 'cluster.local');
+// `kdns explain --cluster` answers through the kubernetes plugin's resolver.
+const cluster = kubernetesOracle(objects, 'cluster.local', '/nonexistent', namesOracle(['db.example.com']));
 
 const cases: Array<{ name: string; qname: string; type: QType; want: Outcome }> = [
   { name: 'a service with an IPv4 cluster IP answers A', qname: 'api.ns1.svc.cluster.local', type: 'A', want: 'answer' },
   { name: 'a dual-stack service answers AAAA', qname: 'api.ns1.svc.cluster.local', type: 'AAAA', want: 'answer' },
   { name: 'an IPv4-only service has no AAAA (NODATA)', qname: 'v4only.ns1.svc.cluster.local', type: 'AAAA', want: 'nodata' },
   { name: 'names are case-insensitive, a trailing dot is fine', qname: 'API.NS1.svc.cluster.local.', type: 'A', want: 'answer' },
-  { name: 'an ExternalName service answers (its alias)', qname: 'ext.ns1.svc.cluster.local', type: 'AAAA', want: 'answer' },
+  { name: 'an ExternalName service answers when its target does', qname: 'ext.ns1.svc.cluster.local', type: 'AAAA', want: 'answer' },
+  { name: 'an ExternalName service whose target does not exist', qname: 'gone.ns1.svc.cluster.local', type: 'A', want: 'nxdomain' },
   { name: 'a headless service answers with its ready endpoints', qname: 'db.ns2.svc.cluster.local', type: 'A', want: 'answer' },
   { name: 'a ready endpoint hostname answers', qname: 'db-0.db.ns2.svc.cluster.local', type: 'A', want: 'answer' },
   { name: 'a not-ready endpoint hostname does not exist', qname: 'db-1.db.ns2.svc.cluster.local', type: 'A', want: 'nxdomain' },
@@ -39,13 +43,13 @@ const cases: Array<{ name: string; qname: string; type: QType; want: Outcome }> 
   { name: 'a pod record by dashed IP', qname: '10-1-2-3.ns1.pod.cluster.local', type: 'A', want: 'answer' },
   { name: 'a pod IP that no pod has', qname: '10-1-2-4.ns1.pod.cluster.local', type: 'A', want: 'nxdomain' },
   { name: 'the service name in another namespace does not exist', qname: 'api.ns2.svc.cluster.local', type: 'A', want: 'nxdomain' },
-  { name: 'a namespace with services is an empty non-terminal (NODATA)', qname: 'ns1.svc.cluster.local', type: 'A', want: 'nodata' },
+  { name: 'a namespace that holds services exists without addresses (NODATA)', qname: 'ns1.svc.cluster.local', type: 'A', want: 'nodata' },
   { name: 'the zone apex exists without addresses', qname: 'cluster.local', type: 'A', want: 'nodata' },
   { name: 'a name outside the zone is unknown', qname: 'api.example.com', type: 'A', want: 'nxdomain' },
 ];
 
 for (const c of cases) {
-  test(`cluster oracle: ${c.name}`, () => assert.equal(cluster(c.qname, c.type), c.want));
+  test(`cluster oracle (kubernetes plugin): ${c.name}`, () => assert.equal(cluster(c.qname, c.type), c.want));
 }
 
 const autopath = autopathOracle(firstKnown(cluster, namesOracle(['api.example.com'])), 'cluster.local');

@@ -1,13 +1,9 @@
-// Name oracles for the query model: who answers what. A cluster oracle built from the typed
-// objects of src/cluster (services, headless endpoints, pods), a zone-map oracle with the
-// realclient recorder's semantics (so tests can compare the model with real resolvers), an
-// autopath oracle for ClusterFirstWithAutopath names, and ways to combine them.
-//
-// The cluster oracle is a minimal stand-in for the kubernetes plugin's answers (that plugin is
-// built by another issue): enough to say which of a pod's queries find a name.
+// Name oracles for the query model: who answers what. A zone-map oracle with the realclient
+// recorder's semantics (so tests can compare the model with real resolvers), a list of names
+// that exist, an autopath oracle for ClusterFirstWithAutopath names, and a way to combine them.
+// The cluster's own answers come from the kubernetes plugin (`kdns explain --cluster` wires its
+// resolver in as one more oracle; poddns itself does not depend on plugins).
 
-import { isIP } from 'node:net';
-import type { ClusterObject, EndpointSlice, Endpoints, Pod, Service } from '../cluster/types.js';
 import { AUTOPATH_SUFFIX } from './compute.js';
 import type { NameOracle, Outcome, QType } from './queries.js';
 
@@ -27,18 +23,6 @@ export class RecordTable {
     const entry = this.names.get(key) ?? { A: 0, AAAA: 0 };
     if (type !== null) entry[type]++;
     this.names.set(key, entry);
-  }
-
-  /** Every proper ancestor of `name` that is still inside `zone` exists too (empty non-terminals). */
-  addWithAncestors(name: string, type: QType | null, zone: string): void {
-    this.add(name, type);
-    const z = normalize(zone);
-    let n = normalize(name);
-    while (n !== z && n.includes('.')) {
-      n = n.slice(n.indexOf('.') + 1);
-      if (n !== z && !n.endsWith(`.${z}`)) break;
-      this.add(n, null);
-    }
   }
 
   lookup(name: string, type: QType): Outcome {
@@ -78,92 +62,6 @@ export function zoneMapOracle(zone: ZoneMap): NameOracle {
     }
     return 'nodata';
   };
-}
-
-function ipType(ip: string): QType | null {
-  const family = isIP(ip);
-  return family === 4 ? 'A' : family === 6 ? 'AAAA' : null;
-}
-
-function isHeadless(svc: Service): boolean {
-  return svc.spec.clusterIP === 'None';
-}
-
-/** `10.1.2.3` → `10-1-2-3`, `2001:db8::1` → `2001-db8--1`: the pod A/AAAA record label. */
-export function podIPLabel(ip: string): string {
-  return ip.replace(/[.:]/g, '-');
-}
-
-/**
- * The names a cluster serves under `zone`: `svc.ns.svc.zone` (cluster IPs, or the ready
- * endpoints of a headless service, or the ExternalName alias, counted as an answer for both
- * types), `host.svc.ns.svc.zone` for named headless endpoints, and `a-b-c-d.ns.pod.zone` for
- * pods that exist (like the kubernetes plugin's `pods verified`). Ancestors answer NODATA.
- */
-export function clusterRecords(objects: readonly ClusterObject[], zone: string): RecordTable {
-  const table = new RecordTable();
-  const add = (name: string, type: QType | null): void => table.addWithAncestors(name, type, zone);
-  table.add(zone, null);
-  const services = objects.filter((o): o is Service => o.kind === 'Service');
-  const slices = objects.filter((o): o is EndpointSlice => o.kind === 'EndpointSlice');
-  const legacy = objects.filter((o): o is Endpoints => o.kind === 'Endpoints');
-  for (const svc of services) {
-    const ns = svc.metadata.namespace ?? 'default';
-    const base = `${svc.metadata.name}.${ns}.svc.${zone}`;
-    add(base, null);
-    if (svc.spec.type === 'ExternalName') {
-      add(base, 'A');
-      add(base, 'AAAA');
-    } else if (isHeadless(svc)) {
-      for (const ep of headlessEndpoints(svc, slices, legacy)) {
-        const type = ipType(ep.ip);
-        if (type === null) continue;
-        add(base, type);
-        if (ep.hostname) add(`${ep.hostname}.${base}`, type);
-      }
-    } else {
-      const ips = svc.spec.clusterIPs ?? (svc.spec.clusterIP ? [svc.spec.clusterIP] : []);
-      for (const ip of ips) {
-        const type = ipType(ip);
-        if (type !== null) add(base, type);
-      }
-    }
-  }
-  for (const pod of objects.filter((o): o is Pod => o.kind === 'Pod')) {
-    const ns = pod.metadata.namespace ?? 'default';
-    const ips = pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
-    for (const ip of ips) {
-      const type = ipType(ip);
-      if (type !== null) add(`${podIPLabel(ip)}.${ns}.pod.${zone}`, type);
-    }
-  }
-  return table;
-}
-
-interface EndpointAddress {
-  ip: string;
-  hostname?: string;
-}
-
-function headlessEndpoints(svc: Service, slices: readonly EndpointSlice[], legacy: readonly Endpoints[]): EndpointAddress[] {
-  const ns = svc.metadata.namespace ?? 'default';
-  const includeNotReady = svc.spec.publishNotReadyAddresses === true;
-  const own = slices.filter((s) => (s.metadata.namespace ?? 'default') === ns && s.metadata.labels?.['kubernetes.io/service-name'] === svc.metadata.name);
-  if (own.length > 0) {
-    return own.flatMap((s) =>
-      (s.endpoints ?? [])
-        .filter((ep) => includeNotReady || ep.conditions?.ready !== false)
-        .flatMap((ep) => ep.addresses.map((ip) => (ep.hostname ? { ip, hostname: ep.hostname } : { ip }))),
-    );
-  }
-  const eps = legacy.find((e) => (e.metadata.namespace ?? 'default') === ns && e.metadata.name === svc.metadata.name);
-  return (eps?.subsets ?? []).flatMap((subset) =>
-    [...(subset.addresses ?? []), ...(includeNotReady ? (subset.notReadyAddresses ?? []) : [])].map((a) => (a.hostname ? { ip: a.ip, hostname: a.hostname } : { ip: a.ip })),
-  );
-}
-
-export function clusterOracle(objects: readonly ClusterObject[], zone: string): NameOracle {
-  return clusterRecords(objects, zone).oracle();
 }
 
 /** Names that answer both A and AAAA wherever they are asked (`--answer` in `kdns explain`). */
