@@ -388,51 +388,32 @@ function readCharacterStrings(buf: Uint8Array, start: number, end: number, want:
 
 const qnameText = Buffer.allocUnsafe(256);
 const qnameLower = Buffer.allocUnsafe(256);
+/** Set by readQueryName: the question name as sent and lower-cased. */
+let queryName = '.';
+let queryNameLower = '.';
 
-/** Fast path: header + question + OPT. Throws DnsFormatError like decodeMessage. */
-export function parseQuery(buf: Uint8Array): ParsedQuery {
-  resetContext();
+/**
+ * Reads the first question name at offset 12 and returns where it ends. While the name has no
+ * pointers and no octets that need escaping (nearly always), its octets are copied straight into
+ * two scratch buffers, as sent and lower-cased, and each becomes a string in one call.
+ */
+function readQueryName(buf: Uint8Array): number {
   const len = buf.length;
-  if (len < HEADER) fail(`message of ${len} octets is shorter than the 12-octet header`);
-  const id = u16(buf, 0);
-  const flags = u16(buf, 2);
-  ctxId = id;
-  ctxFlags = flags;
-  const qdcount = u16(buf, 4);
-  const skipCount = u16(buf, 6) + u16(buf, 8);
-  const arcount = u16(buf, 10);
-  if (qdcount === 0) {
-    ctxQuestionEnd = HEADER;
-    fail('query without a question');
-  }
-
-  // The first question name, copied straight into two scratch buffers (as written and
-  // lower-cased) while it has no pointers and no bytes that need escaping.
   let off = HEADER;
   let w = 0;
   let wire = 1;
   let hasUpper = false;
-  let plain = true;
   for (;;) {
     if (off >= len) fail('name runs past the end of the message');
     const l = buf[off];
-    if (l === 0) {
-      off++;
-      break;
-    }
-    if (l > 63) {
-      plain = false;
-      break;
-    }
+    if (l === 0) break;
+    if (l > 63) return readQueryNameSlowly(buf);
     wire += l + 1;
     if (wire > 255) fail('name longer than 255 octets');
     if (off + 1 + l > len) fail('label runs past the end of the message');
     for (let k = off + 1; k <= off + l; k++) {
       const b = buf[k];
-      if (!isPlainByte(b)) {
-        plain = false;
-        break;
-      }
+      if (!isPlainByte(b)) return readQueryNameSlowly(buf);
       qnameText[w] = b;
       if (b >= 65 && b <= 90) {
         hasUpper = true;
@@ -442,58 +423,90 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
       }
       w++;
     }
-    if (!plain) break;
     qnameText[w] = DOT;
     qnameLower[w] = DOT;
     w++;
     off += l + 1;
   }
-  let qname: string;
-  let name: string;
-  if (plain) {
-    qname = w === 0 ? '.' : latin1Slice.call(qnameText, 0, w);
-    name = hasUpper ? latin1Slice.call(qnameLower, 0, w) : qname;
-  } else {
-    qname = readName(buf, HEADER);
-    off = nameEnd;
-    name = lowerName(qname);
-  }
-  if (off + 4 > len) fail('question runs past the end of the message');
-  const qtype = u16(buf, off);
-  const qclass = u16(buf, off + 2);
-  off += 4;
-  for (let i = 1; i < qdcount; i++) {
-    off = skipName(buf, off);
-    if (off + 4 > len) fail('question runs past the end of the message');
-    off += 4;
-  }
-  const questionEnd = off;
-  if (qdcount === 1) ctxQuestionEnd = off;
+  queryName = w === 0 ? '.' : latin1Slice.call(qnameText, 0, w);
+  queryNameLower = hasUpper ? latin1Slice.call(qnameLower, 0, w) : queryName;
+  return off + 1;
+}
 
-  for (let i = 0; i < skipCount; i++) {
+/** Names with pointers or escapes: the general reader. */
+function readQueryNameSlowly(buf: Uint8Array): number {
+  queryName = readName(buf, HEADER);
+  queryNameLower = lowerName(queryName);
+  return nameEnd;
+}
+
+/** Steps over `count` records that parseQuery does not need; OPT must not be among them. */
+function skipRecords(buf: Uint8Array, start: number, count: number): number {
+  const len = buf.length;
+  let off = start;
+  for (let i = 0; i < count; i++) {
     off = skipName(buf, off);
     if (off + 10 > len) fail('record header runs past the end of the message');
     if (u16(buf, off) === RRType.OPT) fail('OPT record outside the additional section');
     off += 10 + u16(buf, off + 8);
     if (off > len) fail('RDATA runs past the end of the message');
   }
+  return off;
+}
+
+/** The OPT record among the `count` additional records at `start`, if any (at most one allowed). */
+function findOpt(buf: Uint8Array, start: number, count: number): Edns | undefined {
+  const len = buf.length;
+  let off = start;
   let edns: Edns | undefined;
-  for (let i = 0; i < arcount; i++) {
+  for (let i = 0; i < count; i++) {
     const owner = off;
     off = skipName(buf, off);
     if (off + 10 > len) fail('record header runs past the end of the message');
-    const type = u16(buf, off);
     const rdStart = off + 10;
     const rdEnd = rdStart + u16(buf, off + 8);
     if (rdEnd > len) fail('RDATA runs past the end of the message');
-    if (type === RRType.OPT) {
+    if (u16(buf, off) === RRType.OPT) {
       if (edns) fail('more than one OPT record');
       if (buf[owner] !== 0 && readName(buf, owner) !== '.') fail('OPT record with a non-root owner name');
       edns = decodeOpt(buf, u16(buf, off + 2), u32(buf, off + 4), rdStart, rdEnd);
     }
     off = rdEnd;
   }
+  return edns;
+}
 
+/**
+ * Fast path: header + question + OPT. Throws DnsFormatError like decodeMessage. Records in the
+ * answer and authority sections (unusual in queries) are stepped over: their structure is checked
+ * but not their RDATA, so a query decodeMessage would reject may still parse here.
+ */
+export function parseQuery(buf: Uint8Array): ParsedQuery {
+  resetContext();
+  const len = buf.length;
+  if (len < HEADER) fail(`message of ${len} octets is shorter than the 12-octet header`);
+  const id = u16(buf, 0);
+  const flags = u16(buf, 2);
+  ctxId = id;
+  ctxFlags = flags;
+  const qdcount = u16(buf, 4);
+  if (qdcount === 0) {
+    ctxQuestionEnd = HEADER;
+    fail('query without a question');
+  }
+  let off = readQueryName(buf);
+  if (off + 4 > len) fail('question runs past the end of the message');
+  const qtype = u16(buf, off);
+  const qclass = u16(buf, off + 2);
+  off += 4;
+  for (let i = 1; i < qdcount; i++) {
+    off = skipName(buf, off) + 4;
+    if (off > len) fail('question runs past the end of the message');
+  }
+  const questionEnd = off;
+  if (qdcount === 1) ctxQuestionEnd = off;
+  off = skipRecords(buf, off, u16(buf, 6) + u16(buf, 8));
+  const edns = findOpt(buf, off, u16(buf, 10));
   return {
     id,
     flags,
@@ -501,8 +514,8 @@ export function parseQuery(buf: Uint8Array): ParsedQuery {
     rd: (flags & 0x0100) !== 0,
     cd: (flags & 0x0010) !== 0,
     qdcount,
-    qname,
-    name,
+    qname: queryName,
+    name: queryNameLower,
     qtype,
     qclass,
     questionEnd,
