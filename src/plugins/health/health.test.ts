@@ -140,7 +140,9 @@ describe('lameduck: SIGTERM to kdns serve', () => {
     );
     const kdns = kdnsServe(corefile);
     try {
-      await waitFor(() => get(`http://127.0.0.1:${healthPort}/health`).then((r) => r.status === 200, () => false), 20_000, 100);
+      const healthy = waitFor(() => get(`http://127.0.0.1:${healthPort}/health`).then((r) => r.status === 200, () => false), 20_000, 100);
+      const started = await Promise.race([healthy.then(() => 'healthy', () => 'timed out'), kdns.exited.then(() => 'exited')]);
+      assert.equal(started, 'healthy', `kdns serve ${started} before /health answered:\n${kdns.output()}`);
       const sigterm = Date.now();
       kdns.child.kill('SIGTERM');
       await waitFor(() => kdns.output().includes('Going into lameduck mode'), 2000, 10);
