@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
-import { parseCorefile, parseServerKey } from '../corefile/parser.js';
+import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next } from './plugin.js';
 import { pluginRank } from './order.js';
 import type { DnsRequest } from './request.js';
@@ -64,7 +64,7 @@ export function buildChain(plugins: Plugin[]): Handler {
 }
 
 function blockInfo(block: ServerBlock, keys: ServerKey[], defaultPort: number): BlockInfo {
-  const ports = new Set(keys.map((k) => k.port ?? defaultPort));
+  const ports = new Set(keys.map((k) => keyPort(k, defaultPort)));
   if (ports.size > 1) {
     throw CorefileError.at(block, `keys of one server block must share a port (got ${[...ports].join(', ')})`);
   }
