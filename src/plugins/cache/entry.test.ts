@@ -93,7 +93,7 @@ describe('cache entries', () => {
   ];
   for (const c of cases) {
     it(c.what, () => {
-      const made = makeEntry(c.reply, request(N), 1_000_000, { ...OPTS, ...c.opts });
+      const made = makeEntry(c.reply, request(N), 4, 1_000_000, { ...OPTS, ...c.opts });
       if (c.want.skip) return assert.ok('skip' in made, JSON.stringify(made));
       if (c.want.drop) return assert.deepEqual(made, { drop: c.want.drop });
       assert.ok('entry' in made, JSON.stringify(made));
@@ -102,7 +102,7 @@ describe('cache entries', () => {
   }
 
   function stored(): CacheEntry {
-    const made = makeEntry(reply(N, { answers: [a(N, 300), a(N, 300, '192.0.2.2')], authority: [soa(300, 300)] }), request(N), 1_000_000, OPTS);
+    const made = makeEntry(reply(N, { answers: [a(N, 300), a(N, 300, '192.0.2.2')], authority: [soa(300, 300)] }), request(N), 4, 1_000_000, OPTS);
     assert.ok('entry' in made);
     return made.entry;
   }
@@ -130,7 +130,7 @@ describe('cache entries', () => {
 
   it('the entry keeps its own copy of the bytes', () => {
     const bytes = reply(N, { answers: [a(N, 300)] });
-    const made = makeEntry(bytes, request(N), 0, OPTS);
+    const made = makeEntry(bytes, request(N), 4, 0, OPTS);
     assert.ok('entry' in made);
     bytes.fill(0);
     assert.equal((decodeMessage(answerFrom(made.entry, request(N), 0, false)).answers[0]?.data as { address: string }).address, '192.0.2.1');

@@ -9,18 +9,19 @@ import { RCode, RRType } from '../../dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { answerFrom, makeEntry, remainingTtl, type CacheEntry, type EntryKind } from './entry.js';
+import { answerFrom, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
 import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
+import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
 
 /**
- * The cache key: lower-case name, type, class, DO and CD. Type and flags go first as one small
- * number, so the string is short to build and different types of one name never collide.
+ * Type, class, DO and CD of a query as one number: with the lower-case name, the cache key.
+ * Class IN (nearly all queries) keeps it a small integer, the cheapest kind of Map key.
  */
-export function cacheKey(q: ParsedQuery): string {
-  const tag = q.qtype * 4 + (q.edns?.do ? 1 : 0) + (q.cd ? 2 : 0);
-  return q.qclass === 1 ? `${tag}/${q.name}` : `${tag}/${q.qclass}/${q.name}`;
+export function cacheTag(q: ParsedQuery): number {
+  const flags = (q.edns?.do ? 1 : 0) + (q.cd ? 2 : 0);
+  return q.qtype * 4 + flags + (q.qclass === 1 ? 0 : q.qclass * 262144);
 }
 
 function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
@@ -37,7 +38,7 @@ export class CachePlugin implements Plugin {
     readonly options: CacheOptions,
     private readonly cells: CacheCells,
     /** Milliseconds since the epoch; tests may move time. */
-    private readonly clock: () => number = Date.now,
+    private readonly clock: () => number = coarseNow,
   ) {
     this.stores = {
       success: new BoundedStore<CacheEntry>(options.success.capacity, () => cells.evictions.success.inc()),
@@ -52,8 +53,8 @@ export class CachePlugin implements Plugin {
 
   /** The stored entry for a query, fresh or not (tests and tools). */
   peek(q: ParsedQuery): CacheEntry | undefined {
-    const key = cacheKey(q);
-    return this.stores.success.get(key) ?? this.stores.denial.get(key);
+    const tag = cacheTag(q);
+    return this.stores.success.get(tag, q.name) ?? this.stores.denial.get(tag, q.name);
   }
 
   private covers(name: string): boolean {
@@ -66,36 +67,36 @@ export class CachePlugin implements Plugin {
       return next(req);
     }
     this.cells.requests.inc();
-    const key = cacheKey(q);
+    const tag = cacheTag(q);
     const now = this.clock();
-    const e = this.stores.success.get(key) ?? this.stores.denial.get(key);
+    const e = this.stores.success.get(tag, q.name) ?? this.stores.denial.get(tag, q.name);
     if (e !== undefined) {
       if (now < e.expiresAt) {
         e.used = true;
         this.cells.hits[e.kind].inc();
-        if (this.options.prefetch !== undefined) this.considerPrefetch(e, key, req, next, now);
+        if (this.options.prefetch !== undefined) this.considerPrefetch(e, req, next, now);
         return Reply.fromWire(answerFrom(e, req, now, this.options.keepTtl), e.rcode);
       }
-      const stale = this.serveStale(e, key, req, next, now);
+      const stale = this.serveStale(e, req, next, now);
       if (stale !== undefined) return stale;
     }
     this.cells.misses.inc();
-    return this.fetch(key, req, next);
+    return this.fetch(tag, req, next);
   }
 
-  private fetch(key: string, req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
+  private fetch(tag: number, req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
     const r = next(req);
-    if (isPromise(r)) return r.then((reply) => this.remember(key, req, reply));
-    return this.remember(key, req, r);
+    if (isPromise(r)) return r.then((reply) => this.remember(tag, req, reply));
+    return this.remember(tag, req, r);
   }
 
   /** Stores what the rest of the chain answered, when it may be cached; returns it unchanged. */
-  private remember(key: string, req: DnsRequest, reply: Reply | undefined, popularity?: number): Reply | undefined {
+  private remember(tag: number, req: DnsRequest, reply: Reply | undefined, popularity?: number): Reply | undefined {
     // A reply carrying an error is kdns's own failure (no upstream reachable), not an answer.
     if (!reply || reply.error) return reply;
     const bytes = reply.wire ?? encodeMessage(reply.view());
     const now = this.clock();
-    const made = makeEntry(bytes, req, now, this.options);
+    const made = makeEntry(bytes, req, tag, now, this.options);
     if ('drop' in made) {
       this.cells.drops.inc();
       return reply;
@@ -108,16 +109,23 @@ export class CachePlugin implements Plugin {
     e.hits = popularity ?? 1;
     e.lastHit = now;
     const other: EntryKind = e.kind === 'success' ? 'denial' : 'success';
-    this.stores[other].delete(key);
-    this.stores[e.kind].set(key, e);
-    return reply;
+    this.stores[other].delete(tag, e.name);
+    this.stores[e.kind].set(e);
+    // This client sees the TTL the cache will count down from (as CoreDNS: no jump from the
+    // upstream's 86400 to the cap on the next query). Wire replies are patched in place at the
+    // same offsets (the OPT the entry dropped comes after every record).
+    if (reply.wire) {
+      writeTtls(reply.wire, e.ttlOffsets, e.ttl);
+      return reply;
+    }
+    return Reply.fromWire(answerFrom(e, req, now, true), e.rcode);
   }
 
   /**
    * Popular means `amount` hits without a gap of `durationMs` between them; such an entry is
    * fetched again once its remaining TTL drops to `percentage` of its TTL (CoreDNS's rule).
    */
-  private considerPrefetch(e: CacheEntry, key: string, req: DnsRequest, next: Next, now: number): void {
+  private considerPrefetch(e: CacheEntry, req: DnsRequest, next: Next, now: number): void {
     const p = this.options.prefetch as NonNullable<CacheOptions['prefetch']>;
     if (now - e.lastHit >= p.durationMs) e.hits = 0;
     e.hits++;
@@ -125,17 +133,17 @@ export class CachePlugin implements Plugin {
     if (e.refreshing || e.hits < p.amount) return;
     if (remainingTtl(e, now) > Math.ceil((p.percentage / 100) * e.ttl)) return;
     this.cells.prefetch.inc();
-    this.refresh(e, key, req, next, e.hits);
+    this.refresh(e, req, next, e.hits);
   }
 
   /** Asks the rest of the chain again in the background and stores the answer. */
-  private refresh(e: CacheEntry, key: string, req: DnsRequest, next: Next, popularity?: number): void {
+  private refresh(e: CacheEntry, req: DnsRequest, next: Next, popularity?: number): void {
     if (e.refreshing) return;
     e.refreshing = true;
     void Promise.resolve()
       .then(() => next(req))
       .then((reply) => {
-        this.remember(key, req, reply, popularity);
+        this.remember(e.tag, req, reply, popularity);
       })
       .catch(() => undefined)
       .finally(() => {
@@ -147,10 +155,10 @@ export class CachePlugin implements Plugin {
    * An expired entry: gone unless serve_stale keeps it. `immediate` answers from it at once (TTL
    * 0) and refreshes behind; `verify` asks first and answers from it only if that fails.
    */
-  private serveStale(e: CacheEntry, key: string, req: DnsRequest, next: Next, now: number): MaybePromise<Reply | undefined> | undefined {
+  private serveStale(e: CacheEntry, req: DnsRequest, next: Next, now: number): MaybePromise<Reply | undefined> | undefined {
     const stale = this.options.serveStale;
     if (!stale || now >= e.expiresAt + stale.durationMs) {
-      this.stores[e.kind].delete(key);
+      this.stores[e.kind].delete(e.tag, e.name);
       return undefined;
     }
     const fromStale = (): Reply => {
@@ -160,7 +168,7 @@ export class CachePlugin implements Plugin {
       return Reply.fromWire(answerFrom(e, req, this.clock(), false), e.rcode);
     };
     if (!stale.verify) {
-      this.refresh(e, key, req, next);
+      this.refresh(e, req, next);
       return fromStale();
     }
     const usable = (r: Reply | undefined): r is Reply => r !== undefined && !r.error && (r.rcode === RCode.NOERROR || r.rcode === RCode.NXDOMAIN);
@@ -170,7 +178,7 @@ export class CachePlugin implements Plugin {
         (reply) => {
           if (!usable(reply)) return fromStale();
           this.cells.misses.inc();
-          return this.remember(key, req, reply);
+          return this.remember(e.tag, req, reply);
         },
         () => fromStale(),
       );

@@ -3,8 +3,12 @@ import { describe, it } from 'node:test';
 import { BoundedStore } from './store.js';
 
 interface Item {
+  tag: number;
+  name: string;
   used: boolean;
 }
+
+const item = (name: string, used = false, tag = 4): Item => ({ tag, name, used });
 
 describe('cache store eviction', () => {
   const cases: Array<{ what: string; capacity: number; steps: string[]; keys: string[]; evictions: number }> = [
@@ -20,31 +24,31 @@ describe('cache store eviction', () => {
     it(c.what, () => {
       let evicted = 0;
       const store = new BoundedStore<Item>(c.capacity, () => evicted++);
-      const items = new Map<string, Item>();
       for (const step of c.steps) {
         const key = step.replace(/^(\+|-|use )/, '');
-        if (step.startsWith('+')) {
-          const item = { used: false };
-          items.set(key, item);
-          store.set(key, item);
-        } else if (step.startsWith('-')) {
-          store.delete(key);
-        } else {
-          (store.get(key) as Item).used = true;
-        }
+        if (step.startsWith('+')) store.set(item(key));
+        else if (step.startsWith('-')) store.delete(4, key);
+        else (store.get(4, key) as Item).used = true;
       }
-      assert.deepEqual([...store.keys()], c.keys);
+      assert.deepEqual([...store.values()].map((v) => v.name), c.keys);
       assert.equal(evicted, c.evictions);
       assert.equal(store.evictions, c.evictions);
     });
   }
 
+  it('files the same name under different tags apart', () => {
+    const store = new BoundedStore<Item>(10);
+    store.set(item('a', false, 4));
+    store.set(item('a', false, 112));
+    assert.deepEqual([store.get(4, 'a')?.tag, store.get(112, 'a')?.tag, store.get(5, 'a'), store.size], [4, 112, undefined, 2]);
+  });
+
   it('stays at capacity under a flood of unique keys', () => {
     const store = new BoundedStore<Item>(1000);
     for (let i = 0; i < 100_000; i++) {
-      store.set(`k${i}`, { used: i % 3 === 0 });
+      store.set(item(`k${i}`, i % 3 === 0));
       if (i % 7 === 0) {
-        const hot = store.get('k0');
+        const hot = store.get(4, 'k0');
         if (hot) hot.used = true;
       }
     }

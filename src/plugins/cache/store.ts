@@ -1,19 +1,27 @@
-// A bounded map of cache entries. Eviction is "second chance" over insertion order: the oldest
-// entry goes unless it was used since the hand last passed it, in which case it is moved to the
-// back and spared once. That keeps popular names in a cache flooded with one-off names, costs a
-// hit nothing but setting a flag, and every insert O(1) amortised (each spared entry loses its
-// flag, so the hand cannot circle forever).
+// A bounded map of cache entries, looked up by (tag, name) where the tag packs type, class and
+// flags into one number. Two levels rather than one string key: a hit then hashes only the name
+// string parseQuery already made, instead of building and hashing a concatenation per query.
+//
+// Eviction is "second chance" over insertion order: the oldest entry goes unless it was used
+// since the hand last passed it, in which case it moves to the back and is spared once. That
+// keeps popular names in a cache flooded with one-off names, costs a hit nothing but setting a
+// flag, and keeps every insert O(1) amortised (a spared entry loses its flag, so the hand cannot
+// circle forever).
 
-/** What the store needs from an entry. */
+/** What the store needs from an entry: where it is filed, and the hand's mark. */
 export interface Evictable {
+  tag: number;
+  name: string;
   used: boolean;
 }
 
-/** Most entries the hand looks at per insert before it evicts regardless. */
+/** Most entries the hand spares per insert before it evicts regardless. */
 const MAX_SPARED_PER_INSERT = 8;
 
 export class BoundedStore<V extends Evictable> {
-  private readonly map = new Map<string, V>();
+  private readonly index = new Map<number, Map<string, V>>();
+  /** Every entry, oldest first (Sets keep insertion order). */
+  private readonly order = new Set<V>();
   /** Entries pushed out to make room, since the store was made. */
   evictions = 0;
 
@@ -23,46 +31,58 @@ export class BoundedStore<V extends Evictable> {
   ) {}
 
   get size(): number {
-    return this.map.size;
+    return this.order.size;
   }
 
-  get(key: string): V | undefined {
-    return this.map.get(key);
+  get(tag: number, name: string): V | undefined {
+    return this.index.get(tag)?.get(name);
   }
 
-  /** Adds or replaces; a replaced entry moves to the back (it is new). */
-  set(key: string, value: V): void {
-    if (this.map.delete(key)) {
-      this.map.set(key, value);
-      return;
+  /** Adds or replaces; the new entry is the newest. */
+  set(value: V): void {
+    let byName = this.index.get(value.tag);
+    if (!byName) {
+      byName = new Map();
+      this.index.set(value.tag, byName);
     }
-    if (this.map.size >= this.capacity) this.evictOne();
-    this.map.set(key, value);
+    const old = byName.get(value.name);
+    if (old) this.order.delete(old);
+    else if (this.order.size >= this.capacity) this.evictOne();
+    byName.set(value.name, value);
+    this.order.add(value);
   }
 
-  delete(key: string): boolean {
-    return this.map.delete(key);
+  delete(tag: number, name: string): boolean {
+    const byName = this.index.get(tag);
+    const old = byName?.get(name);
+    if (!byName || !old) return false;
+    byName.delete(name);
+    this.order.delete(old);
+    return true;
   }
 
   clear(): void {
-    this.map.clear();
+    this.index.clear();
+    this.order.clear();
   }
 
-  keys(): IterableIterator<string> {
-    return this.map.keys();
+  /** Entries, oldest first. */
+  values(): IterableIterator<V> {
+    return this.order.values();
   }
 
   private evictOne(): void {
     for (let spared = 0; ; spared++) {
-      const first = this.map.entries().next();
+      const first = this.order.values().next();
       if (first.done) return;
-      const [key, value] = first.value;
-      this.map.delete(key);
-      if (value.used && spared < MAX_SPARED_PER_INSERT) {
-        value.used = false;
-        this.map.set(key, value);
+      const v = first.value;
+      this.order.delete(v);
+      if (v.used && spared < MAX_SPARED_PER_INSERT) {
+        v.used = false;
+        this.order.add(v);
         continue;
       }
+      this.index.get(v.tag)?.delete(v.name);
       this.evictions++;
       this.onEvict();
       return;

@@ -1,0 +1,241 @@
+// cache end to end: kdns with cache + forward in front of a real named, asked with dig, with
+// upstream queries counted in named's query log.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { Registry } from 'prom-client';
+import { DnsClient } from '../../dnsclient/client.js';
+import { exampleZone, missing, namedUpstream, sleep, type NamedUpstream } from '../../dnsclient/testing.js';
+import { buildQuery, headerRcode } from '../../dnsclient/wire.js';
+import { parseQuery } from '../../dns/codec.js';
+import { nameToWire } from '../../dns/name.js';
+import { Reply } from '../../server/reply.js';
+import { DnsRequest } from '../../server/request.js';
+import { dig } from '../../testutil/dig.js';
+import { freePort } from '../../testutil/net.js';
+import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { CachePlugin } from './handler.js';
+import { cacheCells } from './metrics.js';
+import type { CacheOptions } from './options.js';
+
+const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
+
+async function metric(s: TestServer, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const m = s.server.shared.metrics.getSingleMetric(name);
+  if (!m) return 0;
+  const { values } = await m.get();
+  return values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k as keyof typeof v.labels]) === want)).reduce((sum, v) => sum + v.value, 0);
+}
+
+describe('cache end to end', { skip }, () => {
+  let named: NamedUpstream;
+  const servers: TestServer[] = [];
+
+  before(async () => {
+    named = namedUpstream({ zones: { 'example.test': exampleZone() }, port: await freePort() });
+    await named.start();
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await named.dispose();
+  });
+
+  async function kdns(cacheLine: string): Promise<TestServer> {
+    const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  ${cacheLine}\n  forward . 127.0.0.1:${named.port}\n}\n`);
+    servers.push(s);
+    return s;
+  }
+
+  /** Queries named saw for `name` since `from` (an index into its log). */
+  const upstreamCount = (name: string, from = 0): number => named.queries.slice(from).filter((q) => q.name === name).length;
+
+  it('answers a repeated question from the cache: one upstream query, TTL counting down, hit and miss counted', async () => {
+    const s = await kdns('cache 2');
+    const start = named.queries.length;
+    const first = await dig('www.example.test', 'A', { port: s.port });
+    const second = await dig('www.example.test', 'A', { port: s.port });
+    await sleep(1100);
+    const third = await dig('www.example.test', 'A', { port: s.port });
+    assert.deepEqual(
+      [first, second, third].map((r) => [r.status, r.answer.map((x) => `${x.data} ${x.ttl}`)]),
+      [
+        ['NOERROR', ['192.0.2.1 2']],
+        ['NOERROR', ['192.0.2.1 2']],
+        ['NOERROR', ['192.0.2.1 1']],
+      ],
+    );
+    assert.equal(second.flags.includes('aa'), false, 'cached answers are not authoritative');
+    assert.equal(upstreamCount('www.example.test', start), 1);
+    await sleep(1000);
+    const fourth = await dig('www.example.test', 'A', { port: s.port });
+    assert.equal(fourth.answer[0]?.ttl, 2, 'expired: fetched again');
+    assert.equal(upstreamCount('www.example.test', start), 2);
+    assert.deepEqual(
+      [await metric(s, 'coredns_cache_hits_total', { type: 'success' }), await metric(s, 'coredns_cache_misses_total'), await metric(s, 'coredns_cache_entries', { type: 'success' })],
+      [2, 2, 1],
+    );
+  });
+
+  it('keys on name case-insensitively, type, and the DO bit', async () => {
+    const s = await kdns('cache');
+    const start = named.queries.length;
+    const asks: Array<{ name: string; type: string; args: string[] }> = [
+      { name: 'www.example.test', type: 'A', args: [] },
+      { name: 'WwW.ExAmPlE.TeSt', type: 'A', args: [] },
+      { name: 'www.example.test', type: 'A', args: ['+dnssec'] },
+      { name: 'www.example.test', type: 'AAAA', args: [] },
+      { name: 'www.example.test', type: 'A', args: ['+noedns'] },
+      { name: 'www.example.test', type: 'A', args: ['+dnssec'] },
+    ];
+    const seen = [];
+    for (const a of asks) {
+      const r = await dig(a.name, a.type, { port: s.port, args: a.args });
+      seen.push([r.answer[0]?.name, r.answer[0]?.data, r.edns?.flags.includes('do') ?? 'no edns']);
+    }
+    assert.deepEqual(seen, [
+      ['www.example.test.', '192.0.2.1', false],
+      ['WwW.ExAmPlE.TeSt.', '192.0.2.1', false], // the client's spelling comes back
+      ['www.example.test.', '192.0.2.1', true],
+      ['www.example.test.', '2001:db8::1', false],
+      ['www.example.test.', '192.0.2.1', 'no edns'],
+      ['www.example.test.', '192.0.2.1', true],
+    ]);
+    // Upstream asked for: A, A with DO, AAAA.
+    assert.equal(upstreamCount('www.example.test', start), 3);
+  });
+
+  it('caches denial: NXDOMAIN and NODATA, with the SOA TTL from RFC 2308', async () => {
+    const s = await kdns('cache');
+    const start = named.queries.length;
+    const cases: Array<{ name: string; type: string; status: string }> = [
+      { name: 'nope.example.test', type: 'A', status: 'NXDOMAIN' },
+      { name: 'www.example.test', type: 'MX', status: 'NOERROR' },
+    ];
+    for (const c of cases) {
+      const a = await dig(c.name, c.type, { port: s.port });
+      const b = await dig(c.name, c.type, { port: s.port });
+      assert.deepEqual(
+        [a.status, b.status, b.answer.length, b.authority.map((r) => `${r.type} ${r.ttl}`)],
+        [c.status, c.status, 0, ['SOA 30']], // SOA TTL 300, MINIMUM 30
+      );
+      assert.equal(upstreamCount(c.name, start), 1, c.name);
+    }
+    assert.equal(await metric(s, 'coredns_cache_hits_total', { type: 'denial' }), 2);
+  });
+
+  it('prefetches a popular entry before it expires', async () => {
+    // `short` has TTL 2; MINTTL 0 keeps it, so half its TTL (1 s) left triggers the prefetch.
+    const s = await kdns('cache {\n    success 100 3600 0\n    prefetch 2 1m 50%\n  }');
+    const start = named.queries.length;
+    const at: number[] = [];
+    await dig('short.example.test', 'A', { port: s.port }); // miss: sighting 1
+    await dig('short.example.test', 'A', { port: s.port }); // hit: 2 s left, more than half
+    await sleep(1050);
+    at.push(upstreamCount('short.example.test', start));
+    await dig('short.example.test', 'A', { port: s.port }); // hit: popular, 1 s left: prefetch
+    await sleep(300);
+    at.push(upstreamCount('short.example.test', start));
+    await sleep(800); // past the expiry of the entry the miss stored
+    const r = await dig('short.example.test', 'A', { port: s.port });
+    assert.deepEqual(at, [1, 2], 'the prefetch went upstream');
+    assert.deepEqual([r.status, r.answer[0]?.data], ['NOERROR', '192.0.2.2']);
+    // Still popular with 1 s left, so that hit may prefetch again; it is never a miss.
+    assert.equal(await metric(s, 'coredns_cache_misses_total'), 1);
+    assert.ok((await metric(s, 'coredns_cache_prefetch_total')) >= 1);
+  });
+
+  it('evicts beyond capacity: entries stay bounded under a flood of unique names', async () => {
+    const s = await kdns('cache {\n    success 100\n    denial 100\n  }');
+    const client = new DnsClient({ host: '127.0.0.1', port: s.port });
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        const rcodes = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => client.exchange(buildQuery(nameToWire(`u${batch * 100 + i}.wild.example.test`), 1, 1, { id: i + 1 }), 'udp', 3000).then(headerRcode)),
+        );
+        assert.deepEqual(new Set(rcodes), new Set([0]));
+      }
+    } finally {
+      client.close();
+    }
+    assert.deepEqual(
+      [await metric(s, 'coredns_cache_entries', { type: 'success' }), await metric(s, 'coredns_cache_evictions_total', { type: 'success' })],
+      [100, 900],
+    );
+  });
+
+  it('serves stale answers while the upstream is down, per refresh mode', async () => {
+    const cases: Array<{ cache: string; status: string; ttl?: number; stale: number }> = [
+      { cache: 'cache 1 {\n    serve_stale 1h\n  }', status: 'NOERROR', ttl: 0, stale: 1 },
+      { cache: 'cache 1 {\n    serve_stale 1h verify\n  }', status: 'NOERROR', ttl: 0, stale: 1 },
+      { cache: 'cache 1 {\n    serve_stale 100ms\n  }', status: 'SERVFAIL', stale: 0 },
+      { cache: 'cache 1', status: 'SERVFAIL', stale: 0 },
+    ];
+    const started = await Promise.all(cases.map((c) => kdns(c.cache)));
+    for (const s of started) assert.equal((await dig('www.example.test', 'A', { port: s.port })).status, 'NOERROR');
+    await named.stop();
+    try {
+      await sleep(1300); // every entry expired (TTL 1 s), past the 100 ms stale window
+      for (const [i, c] of cases.entries()) {
+        const s = started[i] as TestServer;
+        const r = await dig('www.example.test', 'A', { port: s.port, timeout: 4 });
+        assert.deepEqual([r.status, r.answer[0]?.ttl], [c.status, c.ttl], c.cache);
+        assert.equal(await metric(s, 'coredns_cache_served_stale_total'), c.stale, c.cache);
+      }
+    } finally {
+      await named.start();
+    }
+    // Upstream back: verify mode answers fresh again.
+    const verify = started[1] as TestServer;
+    const fresh = await dig('www.example.test', 'A', { port: verify.port });
+    assert.deepEqual([fresh.status, fresh.answer[0]?.ttl], ['NOERROR', 1]);
+  });
+});
+
+describe('cache memory under 100,000 unique names', () => {
+  const gc = (): void => {
+    v8.setFlagsFromString('--expose-gc');
+    (vm.runInNewContext('gc') as () => void)();
+  };
+
+  it('keeps the entry count at capacity and RSS flat', async () => {
+    const options: CacheOptions = {
+      zones: ['.'],
+      success: { capacity: 5000, maxTtl: 3600, minTtl: 5 },
+      denial: { capacity: 5000, maxTtl: 1800, minTtl: 5 },
+      servfailMs: 5000,
+      disabled: { success: [], denial: [] },
+      keepTtl: false,
+    };
+    const plugin = new CachePlugin(options, cacheCells(new Registry(), 'dns://:53', '.'));
+    const client = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 };
+    // The upstream's side is a fixed reply with the asked name written in: the cache sees the
+    // same bytes a real upstream sends (A record, owner compressed to the question).
+    const answerFor = (raw: Buffer): Buffer => {
+      const qEnd = raw.length;
+      const out = Buffer.alloc(qEnd + 16);
+      raw.copy(out);
+      out.writeUInt16BE(0x8580, 2);
+      out.writeUInt16BE(1, 6);
+      Buffer.from('c00c000100010000012c0004c0000201', 'hex').copy(out, qEnd);
+      return out;
+    };
+    const ask = async (i: number): Promise<void> => {
+      const raw = buildQuery(nameToWire(`n${String(i).padStart(7, '0')}.flood.example.test`), 1, 1, { id: i & 0xffff });
+      const req = new DnsRequest(raw, parseQuery(raw), client);
+      await plugin.serve(req, (r) => Reply.fromWire(answerFor(r.raw), 0));
+    };
+    for (let i = 0; i < 20_000; i++) await ask(i);
+    gc();
+    const warm = process.memoryUsage();
+    for (let i = 20_000; i < 100_000; i++) await ask(i);
+    gc();
+    const after = process.memoryUsage();
+    assert.equal(plugin.size('success'), 5000);
+    const mib = (n: number): string => (n / 2 ** 20).toFixed(1);
+    // 80,000 more entries kept would be ~40 MiB of heap; evicted, the heap stays where it was.
+    // RSS also holds V8's young generation and the allocator's reserve, which settle once.
+    assert.ok(after.heapUsed - warm.heapUsed < 4 * 2 ** 20, `heap grew ${mib(after.heapUsed - warm.heapUsed)} MiB`);
+    assert.ok(after.rss - warm.rss < 64 * 2 ** 20, `RSS grew ${mib(after.rss - warm.rss)} MiB`);
+  });
+});
