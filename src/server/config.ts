@@ -10,6 +10,7 @@ import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next } from './plugin.js';
 import { pluginRank } from './order.js';
 import type { DnsRequest } from './request.js';
+import type { Reply } from './reply.js';
 
 export type Handler = (req: DnsRequest) => ReturnType<Next>;
 
@@ -50,6 +51,12 @@ async function loadSetup(d: Directive): Promise<SetupFn> {
   return mod.setup;
 }
 
+/** Marks a reply with the first (innermost) plugin that returned it: the one that made it. */
+function stamp(reply: Reply | undefined, name: string): Reply | undefined {
+  if (reply && reply.plugin === undefined) reply.plugin = name;
+  return reply;
+}
+
 /** Runs the chain: each plugin gets the next one's handler; the end of the chain answers nothing. */
 export function buildChain(plugins: Plugin[]): Handler {
   let next: Handler = () => undefined;
@@ -58,7 +65,12 @@ export function buildChain(plugins: Plugin[]): Handler {
     if (!p.serve) continue;
     const after = next;
     const serve = p.serve.bind(p);
-    next = (req) => serve(req, after);
+    const name = p.name;
+    next = (req) => {
+      const out = serve(req, after);
+      if (out instanceof Promise) return out.then((r) => stamp(r, name));
+      return stamp(out, name);
+    };
   }
   return next;
 }
@@ -73,6 +85,7 @@ function blockInfo(block: ServerBlock, keys: ServerKey[], defaultPort: number): 
     zones: keys.map((k) => k.zone),
     port: [...ports][0] ?? defaultPort,
     settings: { listenAddresses: [] },
+    plugins: sortedDirectives(block).map((d) => d.name),
     file: block.file,
     line: block.line,
   };

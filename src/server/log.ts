@@ -14,9 +14,29 @@ export interface Logger {
 
 export type Sink = (level: Level, line: string) => void;
 
+// Lines are gathered and written once per event-loop turn: a query log line then costs a string
+// append instead of a write system call (the log plugin may write one per query).
+const pending: { out: string; err: string } = { out: '', err: '' };
+let flushScheduled = false;
+
+function flush(): void {
+  flushScheduled = false;
+  if (pending.out) process.stdout.write(pending.out);
+  if (pending.err) process.stderr.write(pending.err);
+  pending.out = '';
+  pending.err = '';
+}
+
+process.on('exit', flush);
+
 const defaultSink: Sink = (level, line) => {
-  const out = level === 'ERROR' || level === 'WARNING' ? process.stderr : process.stdout;
-  out.write(`[${level}] ${line}\n`);
+  const text = `[${level}] ${line}\n`;
+  if (level === 'ERROR' || level === 'WARNING') pending.err += text;
+  else pending.out += text;
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flush);
+  }
 };
 
 export function createLogger(sink: Sink = defaultSink, prefix = '', debugEnabled = false): Logger {

@@ -55,6 +55,8 @@ export interface BlockInfo {
   zones: string[];
   port: number;
   settings: BlockSettings;
+  /** Names of the block's plugins in chain order (CoreDNS's coredns_plugin_enabled). */
+  plugins: string[];
   /** Position of the block's first key, for error messages. */
   file: string;
   line: number;

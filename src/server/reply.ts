@@ -10,6 +10,8 @@ import type { DnsRequest } from './request.js';
 export class Reply {
   /** Why the answer is an error (for the `errors` plugin), when a plugin had one to tell. */
   error?: Error;
+  /** The plugin that made this reply (set by the chain; CoreDNS's `plugin` metric label). */
+  plugin?: string;
   /** Bytes as the server will send them (set by the server or by a plugin that measures size). */
   finalWire?: Buffer;
 

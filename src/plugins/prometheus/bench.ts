@@ -51,7 +51,8 @@ function shared(): Shared {
   };
 }
 
-const block: BlockInfo = { keys: [], zones: ['cluster.local.'], port: 53, settings: { listenAddresses: [] }, file: 'Corefile', line: 1 };
+const block: BlockInfo = { keys: [], zones: ['cluster.local.'], port: 53, settings: { listenAddresses: [] },
+  plugins: [], file: 'Corefile', line: 1 };
 
 function nsPerCall(label: string, n: number, fn: () => void): number {
   for (let i = 0; i < n / 10; i++) fn(); // warm-up: let the JIT settle

@@ -214,7 +214,7 @@ export class PrometheusPlugin implements Plugin {
       rcode = error instanceof PluginError ? error.rcode : RCode.SERVFAIL;
     }
     cells.responseSize(proto).observe(size);
-    cells.response(rcode, '').inc();
+    cells.response(rcode, reply?.plugin ?? '').inc();
   }
 
   private cellsFor(localAddress: string): ServerCells {

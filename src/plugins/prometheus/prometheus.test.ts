@@ -136,7 +136,7 @@ example.net:{PORT} {
     const delta = (name: string, match: Record<string, string>) => value(after, name, match) - value(before, name, match);
     assert.equal(delta('coredns_dns_requests_total', { ...base, proto: 'udp', family: '1', type: 'A' }), n + 1);
     assert.equal(delta('coredns_dns_requests_total', { ...base, proto: 'tcp', family: '1', type: 'AAAA' }), 1);
-    assert.equal(delta('coredns_dns_responses_total', { ...base, rcode: 'NOERROR', plugin: '' }), n + 1);
+    assert.equal(delta('coredns_dns_responses_total', { ...base, rcode: 'NOERROR', plugin: 'hosts' }), n + 1, 'the plugin label names the plugin that answered');
     assert.equal(delta('coredns_dns_responses_total', { ...base, rcode: nx.status }), 1);
     assert.equal(delta('coredns_dns_request_duration_seconds_count', { ...base, type: 'A' }), n + 1);
     assert.equal(delta('coredns_dns_request_size_bytes_count', { ...base, proto: 'udp' }), n + 1);

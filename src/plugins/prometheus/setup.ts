@@ -1,8 +1,9 @@
-import { collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, type Registry } from 'prom-client';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { parseHttpAddress } from '../health/endpoint.js';
-import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
+import { PrometheusPlugin, serverLabel, type PrometheusConfig } from './handler.js';
+import { gauge } from '../../server/metrics.js';
 
 export const DEFAULT_ADDRESS = 'localhost:9153';
 
@@ -25,6 +26,17 @@ function enableProcessMetrics(shared: Shared): void {
   });
 }
 
+/** coredns_plugin_enabled: 1 for every plugin of the block, per zone, as CoreDNS reports them. */
+function markPluginsEnabled(registry: Registry, block: BlockInfo): void {
+  const enabled = gauge(registry, 'coredns_plugin_enabled', 'A metric that indicates whether a plugin is enabled on per server and zone basis.', ['server', 'zone', 'view', 'name']);
+  const addresses = block.settings.listenAddresses.length > 0 ? block.settings.listenAddresses : [''];
+  for (const address of addresses) {
+    for (const zone of block.zones) {
+      for (const name of block.plugins) enabled.set({ server: serverLabel(address, block.port), zone, view: '', name }, 1);
+    }
+  }
+}
+
 /** CoreDNS allows one `prometheus` per server block. */
 function claimBlock(instance: Map<string, unknown>, block: BlockInfo, d: Directive): void {
   const seen = (instance.get('prometheus|blocks') as Set<BlockInfo> | undefined) ?? new Set<BlockInfo>();
@@ -37,5 +49,6 @@ export const setup: SetupFn = (ctx) => {
   const config = parsePrometheus(ctx.directive);
   claimBlock(ctx.instance, ctx.block, ctx.directive);
   enableProcessMetrics(ctx.shared);
+  markPluginsEnabled(ctx.shared.metrics, ctx.block);
   return new PrometheusPlugin(config, ctx.shared, ctx.block);
 };
