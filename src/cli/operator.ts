@@ -10,10 +10,19 @@ import { render } from '../operator/render.js';
 import type { RenderOptions } from '../operator/render.js';
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, DEFAULT_SERVICE_CIDR, DEFAULT_NODE_RESOLVER_SERVICES } from '../operator/render.js';
 import { tenthAddress } from '../operator/objects.js';
+import { DEFAULT_PORTS } from '../operator/corefile.js';
+import { DirectoryBackend, watchDirectory } from '../operator/dirbackend.js';
+import { Reconciler, runReconcileLoop } from '../operator/reconcile.js';
+import type { Backend } from '../operator/reconcile.js';
+import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
 
 interface CommonFlags {
+  dnsPort: string;
+  healthPort: string;
+  readyPort: string;
+  metricsPort: string;
   namespace: string;
   image: string;
   clusterDomain: string;
@@ -28,13 +37,21 @@ interface RenderFlags extends CommonFlags {
   output: string;
 }
 
+function port(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > 65535) throw new CliError(`${flag}: invalid port "${text}"`, EXIT_USAGE);
+  return n;
+}
+
 export function renderOptionsFrom(flags: CommonFlags): RenderOptions {
+  const ports = { dns: port(flags.dnsPort, '--dns-port'), health: port(flags.healthPort, '--health-port'), ready: port(flags.readyPort, '--ready-port'), metrics: port(flags.metricsPort, '--metrics-port') };
   try {
     tenthAddress(flags.serviceCidr);
   } catch (e) {
     throw new CliError(`--service-cidr: ${(e as Error).message}`, EXIT_USAGE);
   }
   return {
+    ports,
     namespace: flags.namespace,
     image: flags.image,
     clusterDomain: flags.clusterDomain.replace(/\.$/, ''),
@@ -49,7 +66,11 @@ export function addCommonOptions(cmd: Command): Command {
     .option('--image <image>', 'image that runs kdns serve and kdns node-resolver', DEFAULT_IMAGE)
     .option('--cluster-domain <domain>', 'the cluster domain', DEFAULT_CLUSTER_DOMAIN)
     .option('--service-cidr <cidr>', 'service network; the DNS Service gets its 10th address', DEFAULT_SERVICE_CIDR)
-    .option('--node-resolver-services <names>', 'comma-separated services node-resolver writes into /etc/hosts', DEFAULT_NODE_RESOLVER_SERVICES.join(','));
+    .option('--node-resolver-services <names>', 'comma-separated services node-resolver writes into /etc/hosts', DEFAULT_NODE_RESOLVER_SERVICES.join(','))
+    .option('--dns-port <port>', 'port the DNS pods serve on (the Service maps 53 to it)', String(DEFAULT_PORTS.dns))
+    .option('--health-port <port>', 'health (liveness) port', String(DEFAULT_PORTS.health))
+    .option('--ready-port <port>', 'ready (readiness) port', String(DEFAULT_PORTS.ready))
+    .option('--metrics-port <port>', 'prometheus metrics port', String(DEFAULT_PORTS.metrics));
 }
 
 /** Runs an action, turning InputError/CliError into one stderr line and an exit code. */
@@ -89,6 +110,64 @@ async function renderAction(flags: RenderFlags): Promise<number> {
   return result.leftOut.length > 0 || result.placementRefused !== undefined ? EXIT_INVALID : EXIT_OK;
 }
 
+interface RunFlags extends CommonFlags {
+  cluster?: string;
+  kubeconfig?: string;
+  context?: string;
+  inCluster?: boolean;
+  resync: string;
+  reloadInterval?: string;
+  once?: boolean;
+}
+
+function durationMs(text: string, flag: string): number {
+  const seconds = parseGoDurationSeconds(text);
+  if (seconds === undefined || seconds <= 0) throw new CliError(`${flag}: invalid duration "${text}" (e.g. 10s, 1m)`, EXIT_USAGE);
+  return seconds * 1000;
+}
+
+const log = (line: string): void => {
+  console.error(`${new Date().toISOString()} operator: ${line}`);
+};
+
+async function backendFor(flags: RunFlags): Promise<{ backend: Backend; changes: (signal: AbortSignal) => AsyncIterable<void> }> {
+  const chosen = [flags.cluster !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
+  if (chosen !== 1) throw new CliError('give exactly one of --cluster DIR, --kubeconfig PATH or --in-cluster', EXIT_USAGE);
+  if (flags.cluster !== undefined) {
+    const dir = flags.cluster;
+    return { backend: new DirectoryBackend(dir), changes: (signal) => watchDirectory(dir, signal) };
+  }
+  const { ApiBackend, watchApi } = await import('../operator/apibackend.js');
+  const api = await ApiBackend.connect({
+    ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.context !== undefined ? { context: flags.context } : {}),
+    namespace: flags.namespace,
+    log,
+  });
+  return { backend: api, changes: (signal) => watchApi(api, signal) };
+}
+
+async function runAction(flags: RunFlags): Promise<number> {
+  const render = renderOptionsFrom(flags);
+  const resyncMs = durationMs(flags.resync, '--resync');
+  if (flags.reloadInterval !== undefined) {
+    if (durationMs(flags.reloadInterval, '--reload-interval') < 2000) throw new CliError('--reload-interval: at least 2s (reload\'s minimum)', EXIT_USAGE);
+    render.reloadInterval = flags.reloadInterval;
+  }
+  const { backend, changes } = await backendFor(flags);
+  const reconciler = new Reconciler(backend, { render, log });
+  if (flags.once) {
+    const outcome = await reconciler.pass();
+    return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
+  }
+  const stop = new AbortController();
+  process.once('SIGTERM', () => stop.abort());
+  process.once('SIGINT', () => stop.abort());
+  log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
+  await runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
+  return EXIT_OK;
+}
+
 export function register(program: Command): void {
   const operator = program.command('operator').description('The DNS operator: DNS resource → Corefile, DaemonSets, Service, status');
 
@@ -101,6 +180,19 @@ export function register(program: Command): void {
       .option('--current <DIR>', 'the objects applied now: the kept placement comes from here, and the status')
       .option('-o, --output <format>', 'yaml or json', 'yaml'),
   ).action((flags: RenderFlags) => guarded('render', () => renderAction(flags)));
+
+  addCommonOptions(
+    operator
+      .command('run')
+      .description('Reconcile: watch the DNS resource and Nodes, write the objects and the status')
+      .option('--cluster <DIR>', 'a manifest directory (kdns serve --cluster): objects go to DIR/generated/')
+      .option('--kubeconfig <PATH>', 'a Kubernetes API server, through this kubeconfig (server-side apply)')
+      .option('--context <NAME>', 'kubeconfig context')
+      .option('--in-cluster', 'the Kubernetes API server of the cluster this pod runs in')
+      .option('--resync <duration>', 'a full pass at least this often', '30s')
+      .option('--reload-interval <duration>', "how often the DNS pods' reload checks the Corefile (default: reload's 30s)")
+      .option('--once', 'one pass, then exit (0 applied, 1 rejected or nothing to do)'),
+  ).action((flags: RunFlags) => guarded('run', () => runAction(flags)));
 
   operator
     .command('crd')

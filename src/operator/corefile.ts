@@ -37,6 +37,8 @@ export interface CorefileInput {
   ports?: CorefilePorts;
   /** Folder holding one folder per caBundle ConfigMap (default CA_BUNDLE_ROOT, where the DaemonSet mounts them). */
   caBundleRoot?: string;
+  /** How often `reload` checks the Corefile (Go duration); default: reload's own (30s). */
+  reloadInterval?: string;
 }
 
 const POLICY_WORD: Record<ForwardingPolicy, string> = { Random: 'random', RoundRobin: 'round_robin', Sequential: 'sequential' };
@@ -59,7 +61,7 @@ export function corefileBlocks(input: CorefileInput): RenderBlock[] {
   const common = { logLevel: settings.logLevel, positiveTTL: settings.positiveTTL, negativeTTL: settings.negativeTTL, metricsPort: ports.metrics };
   const caRoot = input.caBundleRoot ?? CA_BUNDLE_ROOT;
   const blocks = settings.forwarding.map((entry) => forwardingBlock(entry, ports.dns, common, caRoot));
-  blocks.push(defaultBlock(input.clusterDomain, ports, settings, caRoot));
+  blocks.push(defaultBlock(input.clusterDomain, ports, settings, caRoot, input.reloadInterval));
   return blocks;
 }
 
@@ -84,7 +86,7 @@ function forwardingBlock(entry: ForwardingEntry, port: number, c: Common, caRoot
   };
 }
 
-function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSettings, caRoot: string): RenderBlock {
+function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSettings, caRoot: string, reloadInterval?: string): RenderBlock {
   const f = s.defaultForwarding;
   return {
     keys: [`.:${ports.dns}`],
@@ -98,7 +100,7 @@ function defaultBlock(clusterDomain: string, ports: CorefilePorts, s: DNSSetting
       d('prometheus', [`:${ports.metrics}`]),
       forwardDirective(f.upstreams, f.policy, f.forceTcp, caRoot, f.tls),
       cacheDirective(s.positiveTTL, s.negativeTTL),
-      d('reload'),
+      d('reload', reloadInterval === undefined ? [] : [reloadInterval]),
     ],
   };
 }

@@ -29,6 +29,8 @@ export interface RenderOptions {
   nodeResolverServices?: string[];
   /** Where the Corefile expects caBundle folders; only for running the Corefile outside the DaemonSet (tests). */
   caBundleRoot?: string;
+  /** `reload`'s check interval (Go duration, at least 2s); default 30s. */
+  reloadInterval?: string;
 }
 
 export const DEFAULT_NAMESPACE = 'kdns';
@@ -97,7 +99,13 @@ export function render(input: RenderInput): RenderResult {
   };
 
   const { placement, refused } = choosePlacement(settings, input.nodes, current.dnsDaemonSet);
-  const corefile = renderDNSCorefile({ settings, clusterDomain, ports: objectOptions.ports, ...(o.caBundleRoot === undefined ? {} : { caBundleRoot: o.caBundleRoot }) });
+  const corefile = renderDNSCorefile({
+    settings,
+    clusterDomain,
+    ports: objectOptions.ports,
+    ...(o.caBundleRoot === undefined ? {} : { caBundleRoot: o.caBundleRoot }),
+    ...(o.reloadInterval === undefined ? {} : { reloadInterval: o.reloadInterval }),
+  });
   const clusterIP = tenthAddress(o.serviceCIDR ?? DEFAULT_SERVICE_CIDR);
   const caBundles = [...new Set([...settings.forwarding.map((f) => f.tls?.caBundle), settings.defaultForwarding.tls?.caBundle].filter((n): n is string => n !== undefined))];
   const objects: OwnedObject[] = [

@@ -1,0 +1,148 @@
+// The reconcile loop: read the DNS resource, the Nodes and what is applied now; render; write
+// what changed; report the status. The same pass runs against a manifest directory or the
+// Kubernetes API (a Backend each). A render that fails writes no object, so the last good ones
+// stay; it only updates the status to say why.
+
+import type { DNSResource, DNSStatus, OperatorCondition } from '../cluster/dnsresource.js';
+import { formatFieldError } from '../cluster/field.js';
+import type { Node } from '../cluster/types.js';
+import { describeLeftOut } from './config.js';
+import type { OwnedObject } from './objects.js';
+import { render } from './render.js';
+import type { CurrentObjects, RenderOptions } from './render.js';
+
+export interface Inputs {
+  /** The DNS resource named "default", when there is one (as read: not yet validated). */
+  dns?: unknown;
+  nodes?: Node[];
+  current: CurrentObjects;
+  /** Problems reading the inputs (a file that does not parse), reported but not fatal. */
+  problems: string[];
+}
+
+export interface Backend {
+  /** Human-readable name for logs ("directory /x", "API https://…"). */
+  readonly name: string;
+  read(): Promise<Inputs>;
+  /** Writes each object that differs from what is applied; returns "Kind/name" of those written. */
+  apply(objects: readonly OwnedObject[], current: CurrentObjects): Promise<string[]>;
+  /** Records the status; returns whether it changed. */
+  writeStatus(dns: DNSResource, status: DNSStatus): Promise<boolean>;
+}
+
+export type PassOutcome =
+  | { kind: 'no-dns' }
+  | { kind: 'rejected'; errors: string[] }
+  | { kind: 'unmanaged' }
+  | { kind: 'applied'; written: string[]; statusChanged: boolean };
+
+export interface ReconcilerOptions {
+  render: RenderOptions;
+  log: (line: string) => void;
+  now?: () => Date;
+}
+
+/**
+ * Runs passes. Messages that describe a state (left-out entries, a refused placement) are logged
+ * when they first appear or change, not on every pass.
+ */
+export class Reconciler {
+  private lastReported = '';
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly o: ReconcilerOptions,
+  ) {}
+
+  async pass(): Promise<PassOutcome> {
+    const inputs = await this.backend.read();
+    const now = (this.o.now ?? (() => new Date()))();
+    const messages: string[] = [...inputs.problems];
+    if (inputs.dns === undefined) {
+      this.report([...messages, 'no DNS resource named "default": nothing to do']);
+      return { kind: 'no-dns' };
+    }
+    const result = render({ dns: inputs.dns, ...(inputs.nodes ? { nodes: inputs.nodes } : {}), current: inputs.current, options: this.o.render, now });
+    if (!result.ok) {
+      const errors = result.errors.map(formatFieldError);
+      this.report([...messages, ...errors.map((e) => `DNS resource rejected, the applied objects are kept: ${e}`)]);
+      const dns = inputs.dns as DNSResource;
+      if (dns?.metadata?.name === 'default') await this.backend.writeStatus(dns, rejectedStatus(dns.status, errors, now));
+      return { kind: 'rejected', errors };
+    }
+    messages.push(...result.leftOut.map(describeLeftOut));
+    if (result.placementRefused !== undefined) messages.push(`spec.nodePlacement refused, the current placement is kept: ${result.placementRefused}`);
+    this.report(messages);
+    if (result.managementState === 'Unmanaged' || result.managementState === 'Removed') {
+      // Removed is treated as Unmanaged: deleting cluster DNS is left to a person.
+      await this.backend.writeStatus(result.dns, result.status);
+      return { kind: 'unmanaged' };
+    }
+    const written = await this.backend.apply(result.objects, inputs.current);
+    for (const w of written) this.o.log(`applied ${w}`);
+    for (const note of written.length > 0 ? result.notes : []) this.o.log(note);
+    const statusChanged = await this.backend.writeStatus(result.dns, result.status);
+    return { kind: 'applied', written, statusChanged };
+  }
+
+  private report(messages: string[]): void {
+    const text = messages.join('\n');
+    if (text === this.lastReported) return;
+    this.lastReported = text;
+    for (const m of messages) this.o.log(m);
+  }
+}
+
+/** The previous conditions, with ConfigurationValid saying why nothing was applied. */
+export function rejectedStatus(previous: DNSStatus | undefined, errors: string[], now: Date): DNSStatus {
+  const message = `The DNS resource was rejected; the objects applied before are kept:\n${errors.join('\n')}`;
+  const old = previous?.conditions?.find((c) => c.type === 'ConfigurationValid');
+  const cond: OperatorCondition = {
+    type: 'ConfigurationValid',
+    status: 'False',
+    reason: 'Rejected',
+    message,
+    lastTransitionTime: old && old.status === 'False' && old.reason === 'Rejected' && old.message === message ? old.lastTransitionTime : now.toISOString(),
+  };
+  const others = (previous?.conditions ?? []).filter((c) => c.type !== 'ConfigurationValid');
+  return { clusterIP: previous?.clusterIP ?? '', clusterDomain: previous?.clusterDomain ?? '', conditions: [...others, cond] };
+}
+
+export interface LoopOptions {
+  /** Wake-ups from a watch; each resolves a wait early. */
+  changes: AsyncIterable<void>;
+  /** A pass at least this often, even without a change (safety net for missed events). */
+  resyncMs: number;
+  signal: AbortSignal;
+}
+
+/** Runs a pass now, then after every change (debounced by the caller's iterable) or resync. */
+export async function runReconcileLoop(r: Reconciler, o: LoopOptions, log: (line: string) => void): Promise<void> {
+  const iterator = o.changes[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<void>> | undefined;
+  while (!o.signal.aborted) {
+    try {
+      await r.pass();
+    } catch (e) {
+      log(`reconcile failed, retrying: ${(e as Error).message}`);
+    }
+    pending ??= iterator.next();
+    const woke = await Promise.race([pending.then(() => 'change' as const), sleep(o.resyncMs, o.signal).then(() => 'timer' as const)]);
+    if (woke === 'change') pending = undefined;
+  }
+  await iterator.return?.();
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (leaving no listener behind). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
