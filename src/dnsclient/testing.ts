@@ -46,6 +46,8 @@ export interface NamedOptions {
   tls?: { port: number; keyPem: string; certPem: string };
   /** Extra lines for the options block. */
   options?: string;
+  /** Be a forwarding resolver (`forward only`) to this port on 127.0.0.1 instead of answering recursion-less. */
+  forwardTo?: number;
 }
 
 /** A running named; `stop()` kills it, `start()` brings it back on the same ports. */
@@ -82,7 +84,7 @@ options {
   listen-on port ${opts.port} { 127.0.0.1; };
   ${tlsListen}
   listen-on-v6 { none; };
-  recursion no;
+  ${opts.forwardTo === undefined ? 'recursion no;' : `recursion yes;\n  allow-recursion { 127.0.0.0/8; };\n  forward only;\n  forwarders { 127.0.0.1 port ${opts.forwardTo}; };`}
   dnssec-validation no;
   notify no;
   querylog yes;
