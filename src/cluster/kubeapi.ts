@@ -9,6 +9,7 @@
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
 // a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
 
+import './node20.js';
 import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterSource, SourceLog } from './source.js';
@@ -85,7 +86,9 @@ export async function loadKubeConfig(spec: KubeApiSpec): Promise<KubeConfig> {
   } else if (spec.endpoint !== undefined) {
     const tls = spec.tls;
     kc.loadFromClusterAndUser(
-      { name: 'kdns', server: spec.endpoint, skipTLSVerify: false, ...(tls ? { caFile: tls.ca } : {}) },
+      // client-node refuses plain http unless told TLS is off: `endpoint http://…` (kubectl
+      // proxy, a local API) has no TLS to verify.
+      { name: 'kdns', server: spec.endpoint, skipTLSVerify: spec.endpoint.startsWith('http://'), ...(tls ? { caFile: tls.ca } : {}) },
       { name: 'kdns', ...(tls ? { certFile: tls.cert, keyFile: tls.key } : {}) },
     );
   } else {

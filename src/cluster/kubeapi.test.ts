@@ -1,0 +1,201 @@
+// The API source against an HTTP server speaking the real list/watch protocol, seeded with
+// API responses as a kind cluster serves them (testdata/api/*.json).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { waitFor } from '../testutil/net.js';
+import { FakeApiServer } from './fakeapi.js';
+import { createKubeApiSource, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
+import { ClusterStore } from './store.js';
+import { silentLog } from './source.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+type Item = Record<string, unknown> & { metadata: { name: string; namespace?: string } };
+const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 'src/cluster/testdata/api', file), 'utf8')) as { items: Item[] }).items;
+
+const SERVICES = '/api/v1/services';
+const SLICES = '/apis/discovery.k8s.io/v1/endpointslices';
+const TIMING: ReflectorTiming = { initialBackoffMs: 20, maxBackoffMs: 200, pageSize: 2, watchTimeoutSeconds: [60, 60] };
+
+interface Harness {
+  api: FakeApiServer;
+  store: ClusterStore;
+  source: KubeApiSource;
+  done(): Promise<void>;
+}
+
+async function harness(prepare?: (api: FakeApiServer) => void, resyncMs = 0): Promise<Harness> {
+  const api = new FakeApiServer();
+  api.seed('/api/v1/namespaces', fixture('namespaces.json'));
+  api.seed(SERVICES, fixture('services.json'));
+  api.seed(SLICES, fixture('endpointslices.json'));
+  api.seed('/api/v1/pods', fixture('pods.json'));
+  prepare?.(api);
+  const url = await api.listen();
+  const store = new ClusterStore();
+  const source = await createKubeApiSource({ endpoint: url, resyncMs }, { pods: true, endpoints: true }, store, silentLog, TIMING);
+  return {
+    api,
+    store,
+    source,
+    done: async () => {
+      await source.stop();
+      await api.close();
+    },
+  };
+}
+
+/** `name.ns=ips` of every service, sorted: what DNS will answer from. */
+const services = (store: ClusterStore): string[] =>
+  [...store.allServices()].map((s) => `${s.key}=${s.kind === 'ExternalName' ? s.externalName : s.kind === 'Headless' ? 'None' : s.clusterIPs.join(',')}`).sort();
+
+const requests = (api: FakeApiServer, path: string, watch: boolean): Array<Record<string, string>> =>
+  api.requests.filter((r) => r.path === path && r.watch === watch).map((r) => r.params);
+
+const cart = (ip: string): Item => ({ metadata: { name: 'cart', namespace: 'shop' }, spec: { clusterIP: ip, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+
+const INITIAL = ['cart.shop=10.96.44.12,fd00:10:96::2c0c', 'kube-dns.kube-system=10.96.0.10', 'kubernetes.default=10.96.0.1', 'orders-db.shop=None', 'payments.shop=api.payments.example'];
+
+test('API source: paged lists of every kind, then synced', async () => {
+  const h = await harness();
+  try {
+    await h.source.start();
+    assert.equal(h.store.synced, true);
+    assert.deepEqual(services(h.store), INITIAL);
+    // 5 services in pages of 2: three requests, the later ones carrying the continue token.
+    const lists = requests(h.api, SERVICES, false);
+    assert.deepEqual(lists.map((p) => [p['limit'], p['continue'] !== undefined]), [['2', false], ['2', true], ['2', true]]);
+    const db = h.store.endpointGroups('orders-db.shop').flatMap((g) => g.addresses.map((a) => `${a.hostname} ${a.ip} ${a.ready}`));
+    assert.deepEqual(db, ['orders-db-0 10.244.1.7 true', 'orders-db-1 10.244.2.9 false']);
+    assert.deepEqual(h.store.podsByIP('10.244.1.7').map((p) => `${p.namespace}/${p.name} ${p.phase}`), ['shop/orders-db-0 Running']);
+    assert.equal(requests(h.api, '/api/v1/pods', false)[0]?.['fieldSelector'], 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown');
+    // Watches start from the list's version and ask for bookmarks.
+    await waitFor(() => h.api.openWatches(SERVICES) === 1);
+    const w = requests(h.api, SERVICES, true)[0];
+    assert.equal(w?.['resourceVersion'], h.api.resourceVersion);
+    assert.equal(w?.['allowWatchBookmarks'], 'true');
+  } finally {
+    await h.done();
+  }
+});
+
+interface EventCase {
+  what: string;
+  act: (api: FakeApiServer) => void;
+  expect: string[];
+}
+
+const eventCases: EventCase[] = [
+  { what: 'ADDED', act: (api) => api.add(SERVICES, { metadata: { name: 'new', namespace: 'shop' }, spec: { clusterIP: '10.96.9.9' } }), expect: [...INITIAL, 'new.shop=10.96.9.9'].sort() },
+  { what: 'MODIFIED', act: (api) => api.add(SERVICES, cart('10.96.44.13')), expect: INITIAL.map((s) => (s.startsWith('cart.') ? 'cart.shop=10.96.44.13' : s)) },
+  { what: 'DELETED', act: (api) => api.remove(SERVICES, 'shop', 'payments'), expect: INITIAL.filter((s) => !s.startsWith('payments.')) },
+];
+
+for (const c of eventCases) {
+  test(`API source: a watch ${c.what} event reaches the store`, async () => {
+    const h = await harness();
+    try {
+      await h.source.start();
+      await waitFor(() => h.api.openWatches(SERVICES) === 1);
+      c.act(h.api);
+      await waitFor(() => services(h.store).join() === c.expect.join(), 2000);
+      assert.deepEqual(services(h.store), c.expect);
+      assert.equal(requests(h.api, SERVICES, false).length, 3, 'no relist');
+    } finally {
+      await h.done();
+    }
+  });
+}
+
+test('API source: a BOOKMARK moves the point a dropped watch resumes from', async () => {
+  const h = await harness();
+  try {
+    await h.source.start();
+    await waitFor(() => h.api.openWatches(SERVICES) === 1);
+    // Changes elsewhere advance the global version; the bookmark tells the services watch.
+    h.api.add(SLICES, { metadata: { name: 'x', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'cart' } }, addressType: 'IPv4', endpoints: [] });
+    h.api.bookmark(SERVICES);
+    const bookmarked = h.api.resourceVersion;
+    await waitFor(() => h.store.endpointGroups('cart.shop').length === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    h.api.dropWatches();
+    await waitFor(() => requests(h.api, SERVICES, true).length === 2, 2000);
+    assert.equal(requests(h.api, SERVICES, true)[1]?.['resourceVersion'], bookmarked);
+    assert.equal(requests(h.api, SERVICES, false).length, 3, 'no relist');
+  } finally {
+    await h.done();
+  }
+});
+
+test('API source: a dropped connection resumes from the last version, missing nothing', async () => {
+  const h = await harness();
+  try {
+    await h.source.start();
+    await waitFor(() => h.api.openWatches(SERVICES) === 1);
+    h.api.add(SERVICES, cart('10.96.44.14'));
+    await waitFor(() => h.store.service('cart.shop')?.clusterIPs[0] === '10.96.44.14');
+    const seen = h.api.resourceVersion;
+    h.api.dropWatches();
+    // While the client is away (reconnecting after its backoff), the cluster changes.
+    h.api.remove(SERVICES, 'shop', 'payments');
+    await waitFor(() => services(h.store).every((s) => !s.startsWith('payments.')), 2000);
+    const resumed = requests(h.api, SERVICES, true);
+    assert.equal(resumed[resumed.length - 1]?.['resourceVersion'], seen);
+    assert.equal(requests(h.api, SERVICES, false).length, 3, 'no relist');
+  } finally {
+    await h.done();
+  }
+});
+
+for (const asHttp of [false, true]) {
+  test(`API source: 410 Gone ${asHttp ? 'as an HTTP status' : 'as a watch ERROR event'} relists`, async () => {
+    const h = await harness();
+    try {
+      await h.source.start();
+      await waitFor(() => h.api.openWatches(SERVICES) === 1);
+      h.api.goneAsHttpStatus = asHttp;
+      h.api.dropWatches();
+      // Deleted and compacted while away: only a relist can tell the client.
+      h.api.remove(SERVICES, 'shop', 'cart');
+      h.api.compact();
+      await waitFor(() => requests(h.api, SERVICES, false).length > 3, 3000);
+      await waitFor(() => !h.store.service('cart.shop'), 2000);
+      assert.deepEqual(services(h.store), INITIAL.filter((s) => !s.startsWith('cart.')));
+      await waitFor(() => h.api.openWatches(SERVICES) === 1, 2000);
+    } finally {
+      await h.done();
+    }
+  });
+}
+
+test('API source: failing requests are retried with backoff until the first sync', async () => {
+  const h = await harness((api) => {
+    api.failNext = 3;
+  });
+  try {
+    const started = Date.now();
+    await h.source.start();
+    assert.equal(h.store.synced, true);
+    assert.deepEqual(services(h.store), INITIAL);
+    // Three failures: at least 20 + 40 + 80 ms of backoff on the retried kinds.
+    assert.ok(Date.now() - started >= 20, 'retried after a pause');
+    const failures = h.source.reflectors.reduce((n, r) => n + r.stats.failures, 0);
+    assert.equal(failures, 3);
+  } finally {
+    await h.done();
+  }
+});
+
+test('API source: resync relists on a timer', async () => {
+  const h = await harness(undefined, 150);
+  try {
+    await h.source.start();
+    await waitFor(() => requests(h.api, SERVICES, false).length >= 6, 3000);
+    assert.deepEqual(services(h.store), INITIAL);
+  } finally {
+    await h.done();
+  }
+});
