@@ -540,10 +540,12 @@ export class ClusterStore {
   }
 
   private putService(info: ServiceInfo): void {
+    // Count the new object before letting go of the old one, so a replacement never looks
+    // like the namespace emptying and filling again.
+    this.ref(info.namespace, 1);
     const old = this.services.get(info.key);
     if (old) this.dropService(old);
     this.services.set(info.key, info);
-    this.ref(info.namespace, 1);
     for (const ip of info.clusterIPs) {
       addTo(this.servicesByIp, ip, info);
       this.delta().ips.add(ip);
@@ -563,11 +565,11 @@ export class ClusterStore {
   }
 
   private putEndpoints(key: string, groups: EndpointGroup[], triggerTime: string | undefined): void {
+    for (const g of groups) this.ref(g.namespace, 1); // before the drop: see putService
     this.dropEndpoints(key);
     this.endpointObjects.set(key, groups);
     const d = this.delta();
     for (const g of groups) {
-      this.ref(g.namespace, 1);
       let e = this.endpointsByService.get(g.serviceKey);
       if (!e) {
         e = { slices: new Set(), legacy: new Set(), view: undefined };
@@ -615,9 +617,9 @@ export class ClusterStore {
   }
 
   private putPod(key: string, info: PodInfo): void {
+    this.ref(info.namespace, 1); // before the drop: see putService
     this.dropPod(key);
     this.pods.set(key, info);
-    this.ref(info.namespace, 1);
     for (const ip of info.ips) {
       addTo(this.podsByIp, ip, info);
       this.delta().podIPs.add(ip);

@@ -1,0 +1,187 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ClusterStore, canonicalIP, type StoreDelta } from './store.js';
+import type { ClusterObject, EndpointSlice, Endpoints, Pod, Service } from './types.js';
+
+const ipCases: Array<[string, string | undefined]> = [
+  ['10.0.0.1', '10.0.0.1'],
+  ['FD00:0:0::1', 'fd00::1'],
+  ['fd00:0010:0096:0000:0000:0000:0000:0020', 'fd00:10:96::20'],
+  ['::ffff:10.0.0.1', '::ffff:10.0.0.1'],
+  ['10.0.0', undefined],
+  ['None', undefined],
+  ['', undefined],
+];
+for (const [text, want] of ipCases) {
+  test(`canonicalIP(${JSON.stringify(text)}) = ${want}`, () => assert.equal(canonicalIP(text), want));
+}
+
+const service = (name: string, ips: string[] | 'None', extra: Partial<Service['spec']> = {}, rv?: string): Service => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'ns', ...(rv ? { resourceVersion: rv } : {}) },
+  spec: ips === 'None' ? { clusterIP: 'None', ...extra } : { clusterIP: ips[0], clusterIPs: ips, ...extra },
+});
+
+const slice = (name: string, svc: string, ips: Array<[string, boolean | undefined]>, annotations?: Record<string, string>): EndpointSlice => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name, namespace: 'ns', labels: { 'kubernetes.io/service-name': svc }, ...(annotations ? { annotations } : {}) },
+  addressType: 'IPv4',
+  endpoints: ips.map(([ip, ready]) => ({ addresses: [ip], ...(ready === undefined ? {} : { conditions: { ready } }) })),
+  ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+});
+
+const legacy = (name: string, ready: string[], notReady: string[]): Endpoints => ({
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: { name, namespace: 'ns' },
+  subsets: [{ addresses: ready.map((ip) => ({ ip })), notReadyAddresses: notReady.map((ip) => ({ ip })), ports: [{ name: 'http', port: 80 }] }],
+});
+
+const pod = (name: string, ips: string[], extra: Partial<Pod['metadata']> = {}, phase: 'Running' | 'Succeeded' = 'Running'): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns', ...extra },
+  status: { phase, podIPs: ips.map((ip) => ({ ip })) },
+});
+
+type Op = { upsert: ClusterObject; same?: boolean } | { remove: [ClusterObject['kind'], string] } | { replace: [ClusterObject['kind'], ClusterObject[]] };
+
+interface Case {
+  what: string;
+  ops: Op[];
+  /** Reads after the ops, each `label → value`. */
+  expect: Record<string, unknown>;
+  /** Union of what the last op's deltas reported. */
+  lastDelta?: { services?: string[]; ips?: string[]; podIPs?: string[]; namespaces?: boolean };
+}
+
+function read(store: ClusterStore): Record<string, unknown> {
+  return {
+    services: [...store.allServices()].map((s) => `${s.key} ${s.kind} ${s.clusterIPs.join(',')}`).sort(),
+    endpoints: [...store.allServices()].map((s) => `${s.key}: ${store.endpointGroups(s.key).flatMap((g) => g.addresses.map((a) => `${a.ip}${a.ready ? '' : '(not ready)'}`)).join(' ')}`).sort(),
+    byIP: ['10.0.0.1', '10.0.0.2', 'fd00::1', '10.1.0.1', '10.1.0.2'].map((ip) => `${ip}: ${store.servicesByIP(ip).map((s) => s.key).join(',')}|${store.endpointGroupsByIP(ip).map((g) => g.id).join(',')}`),
+    pods: ['10.2.0.1', '10.2.0.2'].map((ip) => `${ip}: ${store.podsByIP(ip).map((p) => `${p.name}${p.terminating ? '(terminating)' : ''} ${p.phase}`).join(',')}`),
+    namespace: store.namespace('ns') ? 'exists' : 'missing',
+  };
+}
+
+const cases: Case[] = [
+  {
+    what: 'a dual-stack service is indexed by both addresses',
+    ops: [{ upsert: service('web', ['10.0.0.1', 'FD00::1']) }],
+    expect: { services: ['web.ns ClusterIP 10.0.0.1,fd00::1'], byIP: ['10.0.0.1: web.ns|', '10.0.0.2: |', 'fd00::1: web.ns|', '10.1.0.1: |', '10.1.0.2: |'], namespace: 'exists' },
+    lastDelta: { services: ['web.ns'], ips: ['10.0.0.1', 'fd00::1'], namespaces: true },
+  },
+  {
+    what: 'changing a ClusterIP moves it in the reverse index and reports both addresses',
+    ops: [{ upsert: service('web', ['10.0.0.1']) }, { upsert: service('web', ['10.0.0.2']) }],
+    expect: { byIP: ['10.0.0.1: |', '10.0.0.2: web.ns|', 'fd00::1: |', '10.1.0.1: |', '10.1.0.2: |'] },
+    lastDelta: { services: ['web.ns'], ips: ['10.0.0.1', '10.0.0.2'] },
+  },
+  {
+    what: 'slices win over legacy Endpoints of the same service; legacy is used when no slice exists',
+    ops: [{ upsert: service('db', 'None') }, { upsert: legacy('db', ['10.1.0.9'], ['10.1.0.8']) }, { upsert: slice('db-1', 'db', [['10.1.0.1', true], ['10.1.0.2', false]]) }],
+    expect: { endpoints: ['db.ns: 10.1.0.1 10.1.0.2(not ready)'] },
+    lastDelta: { services: ['db.ns'], ips: ['10.1.0.1', '10.1.0.2'] },
+  },
+  {
+    what: 'removing the last slice falls back to legacy Endpoints',
+    ops: [{ upsert: service('db', 'None') }, { upsert: legacy('db', ['10.1.0.9'], ['10.1.0.8']) }, { upsert: slice('db-1', 'db', [['10.1.0.1', true]]) }, { remove: ['EndpointSlice', 'db-1'] }],
+    expect: { endpoints: ['db.ns: 10.1.0.9 10.1.0.8(not ready)'] },
+    lastDelta: { services: ['db.ns'], ips: ['10.1.0.1'] },
+  },
+  {
+    what: 'unset readiness counts as ready; several slices per service',
+    ops: [{ upsert: service('db', 'None') }, { upsert: slice('db-1', 'db', [['10.1.0.1', undefined]]) }, { upsert: slice('db-2', 'db', [['10.1.0.2', true]]) }],
+    expect: { endpoints: ['db.ns: 10.1.0.1 10.1.0.2'], byIP: ['10.0.0.1: |', '10.0.0.2: |', 'fd00::1: |', '10.1.0.1: |EndpointSlice ns/db-1', '10.1.0.2: |EndpointSlice ns/db-2'] },
+  },
+  {
+    what: 'a resourceVersion seen before is skipped (API sources)',
+    ops: [{ upsert: service('web', ['10.0.0.1'], {}, '7') }, { upsert: service('web', ['10.0.0.2'], {}, '7'), same: true }],
+    expect: { services: ['web.ns ClusterIP 10.0.0.1'] },
+    lastDelta: {},
+  },
+  {
+    what: 'a hand-edited manifest keeps its stale resourceVersion and still applies (directory source)',
+    ops: [{ upsert: service('web', ['10.0.0.1'], {}, '7') }, { upsert: service('web', ['10.0.0.2'], {}, '7') }],
+    expect: { services: ['web.ns ClusterIP 10.0.0.2'] },
+  },
+  {
+    what: 'replaceKind removes what the new list lacks',
+    ops: [{ upsert: service('a', ['10.0.0.1']) }, { upsert: service('b', ['10.0.0.2']) }, { replace: ['Service', [service('b', ['10.0.0.2'])]] }],
+    expect: { services: ['b.ns ClusterIP 10.0.0.2'] },
+    lastDelta: { services: ['a.ns', 'b.ns'], ips: ['10.0.0.1', '10.0.0.2'] },
+  },
+  {
+    what: 'the last object of a namespace without a Namespace object takes the namespace with it',
+    ops: [{ upsert: service('a', ['10.0.0.1']) }, { remove: ['Service', 'a'] }],
+    expect: { services: [], namespace: 'missing' },
+    lastDelta: { services: ['a.ns'], ips: ['10.0.0.1'], namespaces: true },
+  },
+  {
+    what: 'pods: indexed by every IP, terminating and finished ones flagged',
+    ops: [{ upsert: pod('p1', ['10.2.0.1']) }, { upsert: pod('p2', ['10.2.0.2'], { deletionTimestamp: '2024-01-01T00:00:00Z' }) }, { upsert: pod('p3', ['10.2.0.1'], {}, 'Succeeded') }],
+    expect: { pods: ['10.2.0.1: p1 Running,p3 Succeeded', '10.2.0.2: p2(terminating) Running'] },
+    lastDelta: { podIPs: ['10.2.0.1'] },
+  },
+  {
+    what: 'a headless service is not in the reverse index',
+    ops: [{ upsert: service('h', 'None') }],
+    expect: { services: ['h.ns Headless '], byIP: ['10.0.0.1: |', '10.0.0.2: |', 'fd00::1: |', '10.1.0.1: |', '10.1.0.2: |'] },
+  },
+];
+
+for (const c of cases) {
+  test(`store: ${c.what}`, () => {
+    const store = new ClusterStore();
+    let deltas: StoreDelta[] = [];
+    store.subscribe((d) => deltas.push(d));
+    for (const op of c.ops) {
+      deltas = [];
+      if ('upsert' in op) store.upsert(op.upsert, op.same ?? false);
+      else if ('remove' in op) store.remove(op.remove[0], 'ns', op.remove[1]);
+      else store.replaceKind(op.replace[0], op.replace[1]);
+    }
+    const got = read(store);
+    for (const [k, v] of Object.entries(c.expect)) assert.deepEqual(got[k], v, k);
+    if (c.lastDelta) {
+      const union = {
+        services: [...new Set(deltas.flatMap((d) => [...d.services]))].sort(),
+        ips: [...new Set(deltas.flatMap((d) => [...d.ips]))].sort(),
+        podIPs: [...new Set(deltas.flatMap((d) => [...d.podIPs]))].sort(),
+        namespaces: deltas.some((d) => d.namespaces),
+      };
+      assert.deepEqual(union, { services: [], ips: [], podIPs: [], namespaces: false, ...c.lastDelta });
+    }
+  });
+}
+
+test('store: programming latency from the EndpointSlice trigger time, by service kind', () => {
+  const store = new ClusterStore();
+  const seen: string[] = [];
+  store.subscribe((d) => {
+    for (const l of d.programmingLatency) seen.push(`${l.serviceKind} ${l.seconds >= 1 && l.seconds < 60 ? 'ok' : l.seconds}`);
+  });
+  const oneSecondAgo = new Date(Date.now() - 1500).toISOString();
+  store.upsert(service('web', ['10.0.0.1']));
+  store.upsert(service('h', 'None', { selector: { app: 'h' } }));
+  store.upsert(service('m', 'None'));
+  store.upsert(slice('web-1', 'web', [['10.1.0.1', true]], { 'endpoints.kubernetes.io/last-change-trigger-time': oneSecondAgo }));
+  store.upsert(slice('h-1', 'h', [['10.1.0.2', true]], { 'endpoints.kubernetes.io/last-change-trigger-time': oneSecondAgo }));
+  store.upsert(slice('m-1', 'm', [['10.1.0.3', true]], { 'endpoints.kubernetes.io/last-change-trigger-time': oneSecondAgo }));
+  store.upsert(slice('x-1', 'web', [['10.1.0.4', true]]));
+  assert.deepEqual(seen, ['cluster_ip ok', 'headless_with_selector ok', 'headless_without_selector ok']);
+});
+
+test('store: batch() reports one delta for many writes', () => {
+  const store = new ClusterStore();
+  const deltas: StoreDelta[] = [];
+  store.subscribe((d) => deltas.push(d));
+  store.batch(() => {
+    for (let i = 0; i < 50; i++) store.upsert(service(`s${i}`, [`10.0.1.${i}`]));
+  });
+  assert.equal(deltas.length, 1);
+  assert.equal(deltas[0]?.services.size, 50);
+});
