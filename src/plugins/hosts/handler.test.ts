@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
-import { DnsClass, RCode, RRType, type Message } from '../../dns/types.js';
+import { DnsClass, RCode, RRType, type Edns, type Message } from '../../dns/types.js';
+import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';
 import { Reply } from '../../server/reply.js';
 import { DnsRequest } from '../../server/request.js';
@@ -13,10 +14,10 @@ import { gauge } from '../../server/metrics.js';
 import { HostsPlugin, type HostsConfig } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
 
-function request(name: string, type: number, qclass: number = DnsClass.IN, id = 4242): DnsRequest {
+function request(name: string, type: number, qclass: number = DnsClass.IN, edns?: Edns): DnsRequest {
   const raw = encodeMessage({
-    id, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: true, rcode: 0,
-    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [],
+    id: 4242, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: true, rcode: 0,
+    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [], edns,
   });
   return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '127.0.0.1', localPort: 53 });
 }
@@ -107,6 +108,28 @@ test('hosts: many addresses for one name stay whole in the wire answer', async (
   const m = decodeMessage(reply?.wire as Buffer);
   assert.equal(m.answers.length, 300);
   assert.equal((reply?.wire as Buffer).length, 12 + 21 + 300 * 16);
+});
+
+test('hosts: EDNS clients get an OPT record built in, which the finalizer keeps', async () => {
+  const cases: Array<{ name: string; edns?: Edns; want?: { udpSize: number; do: boolean } }> = [
+    { name: 'no EDNS: no OPT', edns: undefined, want: undefined },
+    { name: 'EDNS: our size', edns: { udpSize: 4096, version: 0, do: false, zFlags: 0, options: [] }, want: { udpSize: 1232, do: false } },
+    { name: 'DO is echoed', edns: { udpSize: 512, version: 0, do: true, zFlags: 0, options: [{ code: 10, data: new Uint8Array(8) }] }, want: { udpSize: 1232, do: true } },
+  ];
+  const p = plugin();
+  for (const c of cases) {
+    for (const q of [['web.example.org.', RRType.A], ['nope.example.org.', RRType.A]] as const) {
+      const req = request(q[0], q[1], DnsClass.IN, c.edns);
+      const reply = (await p.serve(req, () => undefined)) as Reply;
+      const m = decodeMessage(reply.wire as Buffer);
+      const got = m.edns && { udpSize: m.edns.udpSize, do: m.edns.do };
+      assert.deepEqual(got, c.want, `${c.name}: ${q[0]}`);
+      assert.deepEqual(m.edns?.options ?? [], [], `${c.name}: the client's options are not echoed`);
+      const sent = finalizeReply(req, reply);
+      assert.equal(sent, reply.wire, `${c.name}: finalizer sends the bytes as made, no copy`);
+      assert.deepEqual(decodeMessage(sent).edns && { udpSize: decodeMessage(sent).edns?.udpSize, do: decodeMessage(sent).edns?.do }, c.want);
+    }
+  }
 });
 
 function tempHosts(text: string): { dir: string; path: string } {
