@@ -166,13 +166,24 @@ export class ApiBackend implements Backend {
 
   /** One watch; resolves when it ends, calling `onEvent` for each event. */
   async watchOnce(path: string, onEvent: () => void, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     const w = new this.client.Watch(this.kc);
-    await new Promise<void>((resolve) => {
-      w.watch(path, { allowWatchBookmarks: false, timeoutSeconds: 300 }, (type) => type !== 'BOOKMARK' && onEvent(), () => resolve()).then(
-        (controller) => signal.addEventListener('abort', () => controller.abort(), { once: true }),
-        () => resolve(),
-      );
-    });
+    let controller: AbortController | undefined;
+    const onAbort = (): void => controller?.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await new Promise<void>((resolve) => {
+        w.watch(path, { allowWatchBookmarks: false, timeoutSeconds: 300 }, (type) => type !== 'BOOKMARK' && onEvent(), () => resolve()).then(
+          (c) => {
+            controller = c;
+            if (signal.aborted) c.abort();
+          },
+          () => resolve(),
+        );
+      });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   }
 }
 

@@ -26,7 +26,7 @@ export interface Backend {
   read(): Promise<Inputs>;
   /** Writes each object that differs from what is applied; returns "Kind/name" of those written. */
   apply(objects: readonly OwnedObject[], current: CurrentObjects): Promise<string[]>;
-  /** Records the status; returns whether it changed. */
+  /** Records `status` for `dns` (the resource as read, with the status it has now); returns whether it changed. */
   writeStatus(dns: DNSResource, status: DNSStatus): Promise<boolean>;
 }
 
@@ -75,13 +75,13 @@ export class Reconciler {
     this.report(messages);
     if (result.managementState === 'Unmanaged' || result.managementState === 'Removed') {
       // Removed is treated as Unmanaged: deleting cluster DNS is left to a person.
-      await this.backend.writeStatus(result.dns, result.status);
+      await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
       return { kind: 'unmanaged' };
     }
     const written = await this.backend.apply(result.objects, inputs.current);
     for (const w of written) this.o.log(`applied ${w}`);
     for (const note of written.length > 0 ? result.notes : []) this.o.log(note);
-    const statusChanged = await this.backend.writeStatus(result.dns, result.status);
+    const statusChanged = await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
     return { kind: 'applied', written, statusChanged };
   }
 
