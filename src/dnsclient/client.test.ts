@@ -122,6 +122,17 @@ describe('DnsClient against named', { skip }, () => {
     }
   });
 
+  const closing: Proto[] = ['udp', 'tcp'];
+  for (const proto of closing) {
+    it(`close() over ${proto} lets the query in flight finish and refuses new ones`, async () => {
+      const client = new DnsClient({ host: '127.0.0.1', port: named.port });
+      const inFlight = client.exchange(query('www.example.test.', 5), proto, 2000);
+      client.close();
+      assert.deepEqual(addresses(await inFlight), ['192.0.2.1']);
+      await assert.rejects(client.exchange(query('www.example.test.', 6), proto, 2000), (e) => failureKind(e) === 'shutdown');
+    });
+  }
+
   it('rejects a certificate it cannot verify', async () => {
     const client = new DnsClient({ host: '127.0.0.1', port: tlsPort, tls: { servername: 'dns.test' } });
     try {

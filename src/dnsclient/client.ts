@@ -41,6 +41,7 @@ export class DnsClient {
   readonly address: string;
   private readonly udp?: UdpTransport;
   private readonly stream: StreamTransport;
+  private closed = false;
 
   constructor(
     readonly target: UpstreamTarget,
@@ -74,6 +75,7 @@ export class DnsClient {
    * once more on a fresh connection, as that says nothing about the upstream's health.
    */
   exchange(query: Uint8Array, proto: Proto, timeoutMs: number): Promise<Buffer> {
+    if (this.closed) return Promise.reject(new ExchangeError('shutdown', this.protoFor(proto), this.address, 'client closed'));
     const qEnd = questionEnd(query);
     if (qEnd < 0) {
       return Promise.reject(new ExchangeError('network', this.protoFor(proto), this.address, 'malformed query'));
@@ -82,12 +84,17 @@ export class DnsClient {
     const started = Date.now();
     return this.stream.exchange(query, qEnd, timeoutMs).catch((e: unknown) => {
       const left = timeoutMs - (Date.now() - started);
-      if (e instanceof ExchangeError && e.kind === 'closed' && left > 0) return this.stream.exchange(query, qEnd, left);
+      if (e instanceof ExchangeError && e.kind === 'closed' && left > 0 && !this.closed) return this.stream.exchange(query, qEnd, left);
       throw e;
     });
   }
 
+  /**
+   * Takes no new queries; sockets close as soon as the queries already in flight are answered or
+   * time out (so retiring a client on reload fails nobody).
+   */
   close(): void {
+    this.closed = true;
     this.udp?.close();
     this.stream.close();
   }

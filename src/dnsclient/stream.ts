@@ -29,6 +29,7 @@ class StreamConn {
   /** Queries written so far: a reply-less close after the first one means the server hung up on reuse. */
   private written = 0;
   private readonly reusedQueries = new WeakSet<Buffer>();
+  private retiring = false;
   closed = false;
   lastActive = Date.now();
 
@@ -78,10 +79,17 @@ class StreamConn {
     this.connected = true;
   }
 
+  /** Closes once the queries in flight are settled. */
+  retire(): void {
+    this.retiring = true;
+    if (this.pending.size === 0) this.close();
+  }
+
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
     this.lastActive = Date.now();
     const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => {
       this.lastActive = Date.now();
+      if (this.retiring && this.pending.size === 0) this.close();
     });
     if (this.written > 0) this.reusedQueries.add(wire);
     this.written++;
@@ -206,10 +214,11 @@ export class StreamTransport {
     }
   }
 
+  /** Takes no new queries; each connection closes once its queries in flight are settled. */
   close(): void {
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.idleTimer = undefined;
-    for (const c of [...this.conns]) c.close();
+    for (const c of [...this.conns]) c.retire();
     this.conns = [];
   }
 }

@@ -148,9 +148,13 @@ export class UdpTransport {
     this.idleTimer = undefined;
   }
 
+  /**
+   * Takes no new queries. The socket closes once the queries in flight have their replies (or
+   * time out), so a reload that retires this client does not fail queries already sent.
+   */
   close(): void {
     this.stopIdleTimer();
-    this.current?.close();
+    this.current?.retire();
     this.current = undefined;
   }
 }
