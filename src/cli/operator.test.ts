@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { runKdns } from '../operator/runkdns.js';
@@ -67,4 +69,43 @@ test('kdns operator crd prints deploy/01-crd-dns.yaml', async () => {
   const r = await runKdns(['operator', 'crd']);
   assert.equal(r.code, 0);
   assert.equal(r.stdout, readFileSync(path('deploy/01-crd-dns.yaml'), 'utf8'));
+});
+
+test('kdns operator run --once --cluster DIR: one pass writes generated/, exit 0', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-run-once-'));
+  copyFileSync(path('examples/operator/dns-forwarding.yaml'), join(dir, 'dns.yaml'));
+  const r = await runKdns(['operator', 'run', '--once', '--cluster', dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(readdirSync(join(dir, 'generated')).sort(), [
+    'Corefile',
+    'configmap-dns-default.yaml',
+    'daemonset-dns-default.yaml',
+    'daemonset-node-resolver.yaml',
+    'dns-default-status.yaml',
+    'service-dns-default.yaml',
+  ]);
+  assert.match(r.stderr, /operator: applied ConfigMap\/dns-default/);
+});
+
+const runUsage: Array<[string, string[], RegExp]> = [
+  ['no source', ['operator', 'run', '--once'], /give exactly one of --cluster DIR, --kubeconfig PATH or --in-cluster/],
+  ['two sources', ['operator', 'run', '--once', '--cluster', '/tmp', '--in-cluster'], /give exactly one of/],
+  ['reload interval below 2s', ['operator', 'run', '--once', '--cluster', '/tmp', '--reload-interval', '1s'], /--reload-interval: at least 2s/],
+  ['bad port', ['operator', 'run', '--once', '--cluster', '/tmp', '--dns-port', '70000'], /--dns-port: invalid port "70000"/],
+];
+
+for (const [name, args, want] of runUsage) {
+  test(`kdns operator run: ${name} is a usage error (exit 2)`, async () => {
+    const r = await runKdns(args);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, want);
+  });
+}
+
+test('kdns operator run --once with no DNS resource: nothing written, exit 1', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-run-empty-'));
+  const r = await runKdns(['operator', 'run', '--once', '--cluster', dir]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /no DNS resource named "default": nothing to do/);
+  assert.equal(existsSync(join(dir, 'generated')), false);
 });
