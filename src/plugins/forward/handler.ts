@@ -61,6 +61,7 @@ export class Upstream {
       {
         failed: (fails) => {
           this.cells.healthcheckFailures.inc();
+          this.cells.healthcheckFailuresLegacy.inc();
           if (fails === opts.maxFails) log.warn(`upstream ${to} is down: ${fails} health checks in a row got no reply`);
         },
         recovered: (fails) => {

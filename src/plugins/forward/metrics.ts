@@ -10,6 +10,8 @@ export interface ForwardMetrics {
   responses: CounterFamily;
   duration: HistogramFamily;
   healthcheckFailures: CounterFamily;
+  /** The name before CoreDNS 1.7, still in older dashboards and alerts. */
+  healthcheckFailuresLegacy: CounterFamily;
   healthcheckBroken: CounterCell;
   maxConcurrentRejects: CounterCell;
   connCacheHits: CounterFamily;
@@ -22,6 +24,7 @@ export function forwardMetrics(registry: Registry): ForwardMetrics {
     responses: batchedCounter(registry, 'coredns_forward_responses_total', 'Responses received from each upstream, by RCODE.', ['to', 'rcode']),
     duration: batchedHistogram(registry, 'coredns_forward_request_duration_seconds', 'Seconds from sending a query to an upstream to its reply.', ['to'], DURATION_BUCKETS),
     healthcheckFailures: batchedCounter(registry, 'coredns_forward_healthcheck_failures_total', 'Health checks of an upstream that got no reply.', ['to']),
+    healthcheckFailuresLegacy: batchedCounter(registry, 'coredns_forward_healthcheck_failure_count_total', 'Health checks of an upstream that got no reply (older name of coredns_forward_healthcheck_failures_total).', ['to']),
     healthcheckBroken: batchedCounter(registry, 'coredns_forward_healthcheck_broken_total', 'Times every upstream was down, so one was picked at random.', []).cell([]),
     maxConcurrentRejects: batchedCounter(registry, 'coredns_forward_max_concurrent_rejects_total', 'Queries refused because max_concurrent queries were in flight.', []).cell([]),
     connCacheHits: batchedCounter(registry, 'coredns_proxy_conn_cache_hits_total', 'Upstream exchanges that reused an open socket or connection.', ['proxy_name', 'to', 'proto']),
@@ -40,6 +43,7 @@ export class UpstreamCells {
   readonly requests: CounterCell;
   readonly duration: HistogramCell;
   readonly healthcheckFailures: CounterCell;
+  readonly healthcheckFailuresLegacy: CounterCell;
   private readonly responses = new Map<number, CounterCell>();
 
   constructor(
@@ -49,6 +53,7 @@ export class UpstreamCells {
     this.requests = metrics.requests.cell([to]);
     this.duration = metrics.duration.cell([to]);
     this.healthcheckFailures = metrics.healthcheckFailures.cell([to]);
+    this.healthcheckFailuresLegacy = metrics.healthcheckFailuresLegacy.cell([to]);
   }
 
   response(rcode: number): CounterCell {
