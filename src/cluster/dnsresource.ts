@@ -21,7 +21,8 @@ export type ProtocolStrategy = (typeof PROTOCOL_STRATEGIES)[number];
 export const DNS_TRANSPORTS = ['', 'TLS', 'Cleartext'] as const;
 export type DNSTransport = (typeof DNS_TRANSPORTS)[number];
 
-export const UPSTREAM_TYPES = ['SystemResolvConf', 'Network'] as const;
+/** "" means SystemResolvConf, as in OpenShift's API. */
+export const UPSTREAM_TYPES = ['SystemResolvConf', 'Network', ''] as const;
 export type UpstreamType = (typeof UPSTREAM_TYPES)[number];
 
 export const DNS_LOG_LEVELS = ['Normal', 'Debug', 'Trace'] as const;
@@ -72,9 +73,9 @@ export interface DNSServer {
 
 export interface Upstream {
   type: UpstreamType;
-  /** Required for Network: an IPv4 or IPv6 address. */
+  /** Required for Network: an IPv4 or IPv6 address. Ignored for SystemResolvConf. */
   address?: string;
-  /** Default 53. */
+  /** Default 53. Ignored for SystemResolvConf. */
   port?: number;
 }
 

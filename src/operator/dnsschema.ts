@@ -46,7 +46,6 @@ const RULE_TLS_NEEDS_SERVER_NAME = "!has(self.transport) || self.transport != 'T
 const RULE_TLS_NEEDS_NETWORK_UPSTREAMS =
   "!has(self.transportConfig) || !has(self.transportConfig.transport) || self.transportConfig.transport != 'TLS' || (has(self.upstreams) && size(self.upstreams) > 0 && self.upstreams.all(u, u.type == 'Network'))";
 const RULE_NETWORK_NEEDS_ADDRESS = "self.type != 'Network' || has(self.address)";
-const RULE_SYSTEM_RESOLV_CONF_HAS_NO_ADDRESS = "self.type != 'SystemResolvConf' || (!has(self.address) && !has(self.port))";
 const RULE_LABEL_KEYS = `self.all(k, k.matches(r'${LABEL_KEY_PATTERN}'))`;
 const RULE_EXISTS_HAS_NO_VALUE = "!has(self.operator) || self.operator != 'Exists' || !has(self.value) || size(self.value) == 0";
 const RULE_EMPTY_KEY_NEEDS_EXISTS = "(has(self.key) && size(self.key) > 0) || (has(self.operator) && self.operator == 'Exists')";
@@ -95,14 +94,6 @@ const CEL = new Map<string, CelImplementation>([
   [
     RULE_NETWORK_NEEDS_ADDRESS,
     (self, path) => when(isRecord(self) && self['type'] === 'Network' && self['address'] === undefined, () => required(path.child('address'), 'a Network upstream needs an address')),
-  ],
-  [
-    RULE_SYSTEM_RESOLV_CONF_HAS_NO_ADDRESS,
-    (self, path) => {
-      if (!isRecord(self) || self['type'] !== 'SystemResolvConf') return [];
-      const extra = (['address', 'port'] as const).filter((f) => self[f] !== undefined);
-      return extra.map((f) => invalid(path.child(f), self[f], 'only Network upstreams take an address and port; SystemResolvConf uses the servers in /etc/resolv.conf'));
-    },
   ],
   [
     RULE_LABEL_KEYS,
@@ -309,13 +300,13 @@ const specSchema: Schema = {
             type: 'object',
             required: ['type'],
             properties: {
+              // "" is SystemResolvConf; address and port are ignored unless Network (API servers default port to 53 on every upstream).
               type: { type: 'string', enum: UPSTREAM_TYPES },
               address: { type: 'string', maxLength: 39, pattern: IP_ADDRESS_PATTERN },
               port: { type: 'integer', minimum: 1, maximum: 65535 },
             },
             'x-kubernetes-validations': [
               { rule: RULE_NETWORK_NEEDS_ADDRESS, message: 'a Network upstream needs an address' },
-              { rule: RULE_SYSTEM_RESOLV_CONF_HAS_NO_ADDRESS, message: 'only Network upstreams take an address and port' },
             ],
           },
         },

@@ -91,12 +91,27 @@ const cases: Case[] = [
     want: ['spec.upstreamResolvers.upstreams: Required value: TLS transport needs Network upstreams with IP addresses; /etc/resolv.conf cannot be used with TLS'],
   },
   {
-    name: 'Network upstream without address, SystemResolvConf with one',
-    obj: dns({ upstreamResolvers: { upstreams: [{ type: 'Network', port: 53 }, { type: 'SystemResolvConf', address: '1.1.1.1' }] } }),
-    want: [
-      'spec.upstreamResolvers.upstreams[0].address: Required value: a Network upstream needs an address',
-      'spec.upstreamResolvers.upstreams[1].address: Invalid value: "1.1.1.1": only Network upstreams take an address and port; SystemResolvConf uses the servers in /etc/resolv.conf',
-    ],
+    name: 'Network upstream without address',
+    obj: dns({ upstreamResolvers: { upstreams: [{ type: 'Network', port: 53 }] } }),
+    want: ['spec.upstreamResolvers.upstreams[0].address: Required value: a Network upstream needs an address'],
+  },
+  {
+    // What an OpenShift API server returns after defaulting: port 53 on the SystemResolvConf upstream, zero TTLs.
+    name: 'a live OpenShift default DNS as kubectl get shows it',
+    obj: {
+      apiVersion: 'operator.openshift.io/v1',
+      kind: 'DNS',
+      metadata: { name: 'default', generation: 1, uid: 'a1b2', managedFields: [{ manager: 'dns-operator' }] },
+      spec: {
+        cache: { negativeTTL: '0s', positiveTTL: '0s' },
+        logLevel: 'Normal',
+        nodePlacement: {},
+        operatorLogLevel: 'Normal',
+        upstreamResolvers: { policy: 'Sequential', transportConfig: {}, upstreams: [{ port: 53, type: 'SystemResolvConf' }] },
+      },
+      status: { clusterDomain: 'cluster.local', clusterIP: '172.30.0.10', conditions: [] },
+    },
+    want: [],
   },
   {
     name: 'upstream port out of range',
