@@ -7,6 +7,7 @@ import { isSubdomain } from '../../dns/name.js';
 import type { ParsedQuery } from '../../dns/types.js';
 import { RCode, RRType } from '../../dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
+import { responseLimit } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { answerFrom, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
@@ -22,6 +23,17 @@ import { BoundedStore } from './store.js';
 export function cacheTag(q: ParsedQuery): number {
   const flags = (q.edns?.do ? 1 : 0) + (q.cd ? 2 : 0);
   return q.qtype * 4 + flags + (q.qclass === 1 ? 0 : q.qclass * 262144);
+}
+
+/**
+ * A hit's bytes are already what the server sends (ID, OPT and flags done by answerFrom), so
+ * they are handed over as final unless the client's UDP limit means truncating: the server then
+ * skips re-reading them. A plugin that edits the reply later drops this (Reply.edit).
+ */
+function finished(req: DnsRequest, bytes: Buffer, rcode: number): Reply {
+  const reply = Reply.fromWire(bytes, rcode);
+  if (bytes.length <= responseLimit(req)) reply.finalWire = bytes;
+  return reply;
 }
 
 function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
@@ -75,7 +87,7 @@ export class CachePlugin implements Plugin {
         e.used = true;
         this.cells.hits[e.kind].inc();
         if (this.options.prefetch !== undefined) this.considerPrefetch(e, req, next, now);
-        return Reply.fromWire(answerFrom(e, req, now, this.options.keepTtl), e.rcode);
+        return finished(req, answerFrom(e, req, now, this.options.keepTtl), e.rcode);
       }
       const stale = this.serveStale(e, req, next, now);
       if (stale !== undefined) return stale;
