@@ -1,0 +1,107 @@
+// The `autopath` Corefile directive, read into a plain config. File reading is passed in, so
+// tests are tables.
+//
+//   autopath [ZONES...] RESOLV-CONF|@kubernetes {
+//       edns_option CODE       # kdns: the search-path option's code (default 65534)
+//       resolv_conf FILE       # kdns: host search paths with @kubernetes (default /etc/resolv.conf)
+//   }
+
+import { isAbsolute, resolve, dirname } from 'node:path';
+import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
+import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
+import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { searchFromResolvConf } from './names.js';
+import { DEFAULT_OPTION_CODE, LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from './option.js';
+
+export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
+
+export type SearchSource =
+  /** Every client gets the search list of a resolv.conf (CoreDNS's RESOLV-CONF). */
+  | { kind: 'file'; path: string; search: string[] }
+  /** The client's pod, found by its IP in the kubernetes plugin of the block (`pods verified`). */
+  | { kind: 'kubernetes' };
+
+export interface AutopathConfig {
+  /** Zones where classic (CoreDNS) autopath applies; absolute, lower-case. */
+  zones: string[];
+  source: SearchSource;
+  /** The node's search paths: appended to a pod's cluster paths (@kubernetes, and ap.k8s.io names without the option). */
+  hostSearch: string[];
+  optionCode: number;
+}
+
+/** Reads a file named in the Corefile (path already resolved); undefined when it cannot be read. */
+export type FileReader = (path: string) => string | undefined;
+
+/** A path written in the Corefile, against the Corefile's folder (kdns's rule for every plugin). */
+export function pathFrom(corefilePath: string, p: string): string {
+  return isAbsolute(p) ? p : resolve(dirname(corefilePath), p);
+}
+
+function zoneArg(d: Directive, index: number): string[] {
+  const arg = (d.args[index] as string).replace(/^dns:\/\//i, '').replace(/:\d+$/, '');
+  const pos = argPosition(d, index);
+  if (arg.includes('/')) {
+    try {
+      return cidrToReverseZones(arg);
+    } catch {
+      throw CorefileError.at(pos, `invalid zone "${d.args[index]}" for "${d.name}": not a valid CIDR`);
+    }
+  }
+  if (!isValidDomainName(arg)) throw CorefileError.at(pos, `invalid zone "${d.args[index]}" for "${d.name}": not a valid domain name`);
+  return [lowerName(fqdn(arg))];
+}
+
+/** `edns_option CODE`: a code of the local/experimental range, so it can clash with no standard option. */
+export function parseOptionCode(p: Directive): number {
+  const [text] = expectArgs(p, 1, 1) as [string];
+  return parseIntArg(text, argPosition(p, 0), { what: 'edns_option', min: LOCAL_OPTION_CODE_MIN, max: LOCAL_OPTION_CODE_MAX });
+}
+
+/** The search list of a resolv.conf the user named: unreadable is a Corefile error at `pos`. */
+export function searchFromNamedFile(read: FileReader, path: string, pos: Position, what: string): string[] {
+  const text = read(path);
+  if (text === undefined) throw CorefileError.at(pos, `${what}: cannot read ${path}`);
+  return searchFromResolvConf(text);
+}
+
+export function parseAutopath(d: Directive, blockZones: readonly string[], corefilePath: string, read: FileReader): AutopathConfig {
+  if (d.args.length < 1) throw CorefileError.at(d, 'autopath: no resolv-conf specified (expected [ZONES...] RESOLV-CONF or @kubernetes)');
+  const last = d.args.length - 1;
+  const resolvArg = d.args[last] as string;
+  const zones = last > 0 ? d.args.slice(0, last).flatMap((_, i) => zoneArg(d, i)) : [...blockZones];
+  let source: SearchSource;
+  if (resolvArg.startsWith('@')) {
+    const plugin = resolvArg.slice(1);
+    if (plugin !== 'kubernetes') invalidArg(d, resolvArg, 'the only plugin kdns can ask for search paths is @kubernetes');
+    source = { kind: 'kubernetes' };
+  } else {
+    const path = pathFrom(corefilePath, resolvArg);
+    source = { kind: 'file', path, search: searchFromNamedFile(read, path, argPosition(d, last), 'autopath') };
+  }
+  let optionCode = DEFAULT_OPTION_CODE;
+  let resolvConf: { path: string; at: Directive } | undefined;
+  const seen = new Set<string>();
+  for (const p of d.block ?? []) {
+    if (seen.has(p.name)) duplicateProperty(p, 'autopath');
+    seen.add(p.name);
+    noBlockAllowed(p);
+    switch (p.name) {
+      case 'edns_option':
+        optionCode = parseOptionCode(p);
+        break;
+      case 'resolv_conf':
+        resolvConf = { path: pathFrom(corefilePath, (expectArgs(p, 1, 1) as [string])[0]), at: p };
+        if (source.kind === 'file') throw CorefileError.at(p, 'autopath: resolv_conf is for @kubernetes; with a RESOLV-CONF argument its search paths are the host paths');
+        break;
+      default:
+        unknownProperty(p, 'autopath');
+    }
+  }
+  let hostSearch: string[];
+  if (source.kind === 'file') hostSearch = source.search;
+  else if (resolvConf !== undefined) hostSearch = searchFromNamedFile(read, resolvConf.path, argPosition(resolvConf.at, 0), 'autopath resolv_conf');
+  // CoreDNS reads its own /etc/resolv.conf for these and carries on without it.
+  else hostSearch = searchFromResolvConf(read(DEFAULT_RESOLV_CONF) ?? '');
+  return { zones, source, hostSearch, optionCode };
+}
