@@ -1,12 +1,170 @@
-// STUB: replaced by the issue that builds `kdns nodecache`.
+// `kdns nodecache`: the node-local DNS cache (NodeLocal DNSCache's role), with the ap.k8s.io
+// search-path option for ClusterFirstWithAutopath pods. Flags render the shipped Corefile;
+// `--conf` runs a Corefile of your own instead.
 import type { Command } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { CorefileError } from '../corefile/ast.js';
+import { createLogger } from '../server/log.js';
+import { parseUpstream } from '../plugins/forward/upstreams.js';
+import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/autopath/option.js';
+import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';
+import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, defaultSettings, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
+import { setupInterface, type InterfaceHandle } from '../nodecache/iface.js';
+import { CliError, EXIT_INVALID, EXIT_USAGE } from './exit.js';
+
+export interface NodecacheFlags {
+  conf?: string;
+  localIp: string;
+  port: string;
+  clusterDns?: string;
+  clusterDomain: string;
+  upstream: string[];
+  resolvConf: string;
+  health?: string;
+  metrics?: string;
+  ednsOption: string;
+  setupInterface?: boolean;
+  interface: string;
+  printCorefile?: boolean;
+}
+
+function usage(message: string): never {
+  throw new CliError(message, EXIT_USAGE);
+}
+
+function readable(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function checkForwardTo(flag: string, value: string): void {
+  const parsed = parseUpstream(value, readable);
+  if (typeof parsed === 'string') usage(`${flag}: "${value}": ${parsed}`);
+}
+
+function intFlag(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < min || n > max) usage(`${flag}: "${text}" is not a number from ${min} to ${max}`);
+  return n;
+}
+
+/** Flags → the settings the shipped Corefile is rendered from; a bad flag is a usage error naming it. */
+export function settingsFromFlags(f: NodecacheFlags): NodeCacheSettings {
+  const localIPs = f.localIp.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (localIPs.length === 0) usage('--local-ip: at least one address is needed');
+  for (const ip of localIPs) if (isIP(ip) === 0) usage(`--local-ip: "${ip}" is not an IP address`);
+  if (f.clusterDns === undefined || f.clusterDns === '') usage('--cluster-dns is required (the cluster DNS service address, IP or IP:PORT) unless --conf is given');
+  checkForwardTo('--cluster-dns', f.clusterDns);
+  const upstreams = f.upstream.length > 0 ? f.upstream : ['/etc/resolv.conf'];
+  for (const u of upstreams) checkForwardTo('--upstream', u);
+  const domain = f.clusterDomain.replace(/\.$/, '');
+  if (domain === '' || !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(domain)) usage(`--cluster-domain: "${f.clusterDomain}" is not a domain name`);
+  const s = defaultSettings(f.clusterDns, localIPs);
+  s.port = intFlag('--port', f.port, 1, 65535);
+  s.clusterDomain = domain;
+  s.upstreams = upstreams;
+  s.nodeResolvConf = f.resolvConf;
+  if (f.health !== undefined) s.health = f.health;
+  if (f.metrics !== undefined) s.metrics = f.metrics;
+  s.optionCode = intFlag('--edns-option', f.ednsOption, LOCAL_OPTION_CODE_MIN, LOCAL_OPTION_CODE_MAX);
+  return s;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+}
+
+/** SIGTERM/SIGINT: lameduck and close, then take the interface down again; SIGUSR1 reloads a --conf Corefile. */
+function handleSignals(cache: NodeCache, iface: InterfaceHandle | undefined, reloadable: boolean): void {
+  let exiting = false;
+  const stop = (signal: string): void => {
+    if (exiting) return;
+    exiting = true;
+    cache.server.log.info(`SIG${signal} received, shutting down`);
+    cache
+      .shutdown()
+      .catch(() => undefined)
+      .then(() => iface?.teardown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGTERM', () => stop('TERM'));
+  process.on('SIGINT', () => stop('INT'));
+  if (reloadable) process.on('SIGUSR1', () => void cache.server.reload());
+}
+
+async function run(f: NodecacheFlags): Promise<void> {
+  let config: NodeCacheConfig;
+  let addresses: string[];
+  if (f.conf !== undefined) {
+    if (!existsSync(f.conf)) throw new CliError(`${f.conf}: no such file`, EXIT_INVALID);
+    config = { kind: 'file', path: f.conf };
+    addresses = f.localIp.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  } else {
+    const settings = settingsFromFlags(f);
+    if (f.printCorefile) {
+      process.stdout.write(renderNodeCacheCorefile(settings));
+      return;
+    }
+    config = { kind: 'rendered', settings };
+    addresses = settings.localIPs;
+  }
+  const log = createLogger();
+  let iface: InterfaceHandle | undefined;
+  if (f.setupInterface) {
+    iface = await setupInterface(f.interface, addresses);
+    log.info(`${iface.created ? 'created' : 'using'} interface ${iface.name} with ${addresses.join(', ')}`);
+  }
+  let cache: NodeCache;
+  try {
+    cache = await startNodeCache(config, log);
+  } catch (e) {
+    await iface?.teardown();
+    throw e;
+  }
+  handleSignals(cache, iface, config.kind === 'file');
+  for (const l of cache.server.listening()) {
+    if (l.transport === 'udp') log.info(`kdns nodecache listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp)`);
+  }
+}
 
 export function register(program: Command): void {
   program
     .command('nodecache')
-    .description('(not yet implemented)')
-    .action(() => {
-      console.error('kdns nodecache: not yet implemented');
-      process.exit(1);
+    .description('Run the node-local DNS cache (NodeLocal DNSCache\'s role, plus ap.k8s.io autopath search paths)')
+    .option('-c, --conf <file>', 'run this Corefile instead of the shipped configuration (the flags below then only set up the interface)')
+    .option('--local-ip <IP[,IP]>', 'addresses to listen on (NodeLocal: the link-local address, optionally the kube-dns IP)', DEFAULT_LOCAL_IP)
+    .option('--port <port>', 'DNS port', '53')
+    .option('--cluster-dns <IP[:PORT]>', 'the cluster DNS service: cluster, reverse and ap.k8s.io names are forwarded there over TCP')
+    .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
+    .option('--upstream <ADDR|FILE>', 'where other names go: addresses or a resolv.conf (repeatable; default /etc/resolv.conf)', collect, [])
+    .option('--resolv-conf <file>', "the node's resolv.conf, whose search paths complete each pod's search list", '/etc/resolv.conf')
+    .option('--health <host:port>', '/health address (default <first local IP>:8080)')
+    .option('--metrics <host:port>', '/metrics address (default <first local IP>:9253)')
+    .option('--edns-option <code>', 'EDNS0 option code carrying the search paths (65001-65534)', '65534')
+    .option('--setup-interface', 'create a dummy interface holding the local addresses, and remove it on exit')
+    .option('--interface <name>', 'name of that interface', DEFAULT_INTERFACE)
+    .option('--print-corefile', 'print the Corefile these flags give, and exit')
+    .action(async (f: NodecacheFlags) => {
+      try {
+        await run(f);
+      } catch (e) {
+        if (e instanceof CliError) {
+          console.error(`kdns nodecache: ${e.message}`);
+          process.exit(e.exitCode);
+        }
+        if (e instanceof CorefileError) {
+          console.error(e.message);
+          process.exit(EXIT_INVALID);
+        }
+        console.error(`kdns nodecache: ${e instanceof Error ? e.message : String(e)}`);
+        process.exit(EXIT_INVALID);
+      }
     });
 }
