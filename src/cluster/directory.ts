@@ -6,10 +6,9 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { formatManifestError, isManifestFile, parseManifests, type ManifestError } from './manifests.js';
+import { formatManifestError, isManifestFile, scanManifests, type ManifestError } from './manifests.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
-import { ClusterStore, objectKey } from './store.js';
-import type { ClusterObject } from './types.js';
+import { ClusterStore, objectKey, parseObjectKey } from './store.js';
 
 export interface DirectorySourceOptions {
   log?: SourceLog;
@@ -19,33 +18,28 @@ export interface DirectorySourceOptions {
   pollMs?: number;
 }
 
-interface HeldObject {
-  kind: ClusterObject['kind'];
-  namespace: string | undefined;
-  name: string;
-  fingerprint: number;
+/**
+ * Who defines an object and what it looked like, packed in one number: the low 21 bits are the
+ * file's index, the rest 32 bits of the content hash. A number per object instead of an object
+ * per object (100,000 of them); two versions of one object share 32 hash bits by chance once
+ * in four billion edits.
+ */
+const FILE_BITS = 2 ** 21;
+
+function pack(fileIndex: number, fp: number): number {
+  return (fp % 2 ** 32) * FILE_BITS + fileIndex;
+}
+
+function fileOf(packed: number): number {
+  return packed % FILE_BITS;
 }
 
 interface FileState {
   /** Identity of the version we last read: mtime, size, inode, ctime. */
   stamp: string;
-  /** What the file contributes to the store (kept from the last version that parsed). */
-  objects: Map<string, HeldObject>;
+  /** How many objects the file contributes (from the last version that parsed). */
+  count: number;
   errors: ManifestError[];
-}
-
-/** 53-bit string hash (cyrb53): enough to tell whether an object's JSON changed. */
-function fingerprint(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 interface Tree {
@@ -82,8 +76,15 @@ export class DirectorySource implements ClusterSource {
   private readonly debounceMs: number;
   private readonly pollMs: number;
   private readonly files = new Map<string, FileState>();
-  /** Which file an object came from, so removing a duplicate from one file does not drop the other's. */
-  private readonly owners = new Map<string, string>();
+  /**
+   * Every object by key, with the file it came from: one compact map for the whole folder (a
+   * 10,000-object file costs a number per object), and removing a duplicate from one file does
+   * not drop the copy another file defines.
+   */
+  private readonly held = new Map<string, number>();
+  /** File paths by index (see pack()); indexes are never reused. */
+  private readonly fileIndex = new Map<string, number>();
+  private readonly filePaths: string[] = [];
   private readonly watchers = new Map<string, FSWatcher>();
   private debounceTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -244,50 +245,67 @@ export class DirectorySource implements ClusterSource {
     if (state) {
       state.stamp = stamp;
       state.errors = errors;
-      this.log.warn(`${shown}: keeping the ${state.objects.size} objects from its last good version`);
+      if (state.count > 0) this.log.warn(`${shown}: keeping the ${state.count} objects from its last good version`);
     } else {
-      this.files.set(file, { stamp, objects: new Map(), errors });
+      this.files.set(file, { stamp, count: 0, errors });
     }
   }
 
   private applyFile(file: string, stamp: string, text: string): void {
-    const result = parseManifests(text, file);
+    const result = scanManifests(text, file);
     if (result.errors.length > 0) {
       this.reportErrors(file, stamp, result.errors);
       return;
     }
-    const previous = this.files.get(file)?.objects ?? new Map<string, HeldObject>();
-    const next = new Map<string, HeldObject>();
-    for (const obj of result.objects) {
-      const key = objectKey(obj.kind, obj.metadata.namespace, obj.metadata.name);
-      const fp = fingerprint(JSON.stringify(obj));
-      const owner = this.owners.get(key);
-      if (owner !== undefined && owner !== file && this.files.has(owner)) {
-        this.log.warn(`${file}: ${key} is also defined in ${owner}; using the one from ${file}`);
+    const before = this.files.get(file);
+    const index = this.indexOf(file);
+    const seen = new Set<string>();
+    for (const entry of result.entries) {
+      const key = objectKey(entry.kind, entry.namespace, entry.name);
+      const value = pack(index, entry.fingerprint);
+      seen.add(key);
+      const h = this.held.get(key);
+      if (h !== undefined && fileOf(h) !== index && this.files.has(this.filePaths[fileOf(h)] as string)) {
+        this.log.warn(`${file}: ${key} is also defined in ${this.filePaths[fileOf(h)]}; using the one from ${file}`);
       }
-      next.set(key, { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, fingerprint: fp });
-      if (previous.get(key)?.fingerprint !== fp || owner !== file) {
-        this.store.upsert(obj);
-        this.owners.set(key, file);
+      if (h === value) continue;
+      this.store.upsert(entry.load());
+      this.held.set(key, value);
+    }
+    if (before && before.count > 0) {
+      for (const [key, h] of this.held) {
+        if (fileOf(h) === index && !seen.has(key)) this.drop(key);
       }
     }
-    for (const [key, held] of previous) {
-      if (!next.has(key)) this.drop(key, held, file);
+    if (before?.errors.length) this.log.info(`${file}: parses again, applied`);
+    this.files.set(file, { stamp, count: seen.size, errors: [] });
+  }
+
+  private indexOf(file: string): number {
+    let i = this.fileIndex.get(file);
+    if (i === undefined) {
+      i = this.filePaths.length;
+      if (i >= FILE_BITS) throw new Error(`${this.description}: more than ${FILE_BITS} files seen`);
+      this.filePaths.push(file);
+      this.fileIndex.set(file, i);
     }
-    if (this.files.get(file)?.errors.length) this.log.info(`${file}: parses again, applied`);
-    this.files.set(file, { stamp, objects: next, errors: [] });
+    return i;
   }
 
   private forgetFile(file: string): void {
     const state = this.files.get(file);
     if (!state) return;
     this.files.delete(file);
-    for (const [key, held] of state.objects) this.drop(key, held, file);
+    if (state.count === 0) return;
+    const index = this.indexOf(file);
+    for (const [key, h] of this.held) {
+      if (fileOf(h) === index) this.drop(key);
+    }
   }
 
-  private drop(key: string, held: HeldObject, file: string): void {
-    if (this.owners.get(key) !== file) return; // another file defines it now
-    this.owners.delete(key);
-    this.store.remove(held.kind, held.namespace, held.name);
+  private drop(key: string): void {
+    this.held.delete(key);
+    const { kind, namespace, name } = parseObjectKey(key);
+    this.store.remove(kind, namespace, name);
   }
 }

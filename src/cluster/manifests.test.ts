@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseManifests, loadManifestDir, formatManifestError, isManifestFile } from './manifests.js';
+import { parseManifests, loadManifestDir, formatManifestError, isManifestFile, scanManifests, fingerprint } from './manifests.js';
 
 interface Case {
   name: string;
@@ -220,3 +220,52 @@ test('loadManifestDir reads subfolders in path order and skips other files', asy
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+const scanCases: Array<{ name: string; text: string; fastPath: boolean }> = [
+  {
+    name: 'kubectl -o json List is read item by item',
+    text: JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a' }, spec: { clusterIP: '10.0.0.1' } }, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }] }, null, 1),
+    fastPath: true,
+  },
+  {
+    name: 'typed API list with escapes and nested brackets in strings',
+    text: '{"kind":"ServiceList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"b","namespace":"x","annotations":{"note":"a \\"quoted\\" ]} text"}},"spec":{"clusterIP":"None"}}]}',
+    fastPath: true,
+  },
+  {
+    name: 'an empty list',
+    text: '{"kind":"List","apiVersion":"v1","items":[]}',
+    fastPath: true,
+  },
+  {
+    name: 'a bad item falls back to the full parse, which says where',
+    text: '{"kind":"List","apiVersion":"v1","items":[\n{"apiVersion":"v1","kind":"Service","metadata":{"name":"c"},"spec":{"clusterIP":"nope"}}\n]}',
+    fastPath: false,
+  },
+  {
+    name: 'a single JSON object is not a list: full parse',
+    text: '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"z"}}',
+    fastPath: false,
+  },
+  {
+    name: 'YAML: full parse',
+    text: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: y}\n',
+    fastPath: false,
+  },
+];
+
+for (const c of scanCases) {
+  test(`scanManifests: ${c.name}`, () => {
+    const full = parseManifests(c.text, 'f.json');
+    const scan = scanManifests(c.text, 'f.json');
+    assert.deepEqual(scan.errors, full.errors);
+    assert.deepEqual(scan.entries.map((e) => e.load()), full.objects);
+    assert.deepEqual(
+      scan.entries.map((e) => `${e.kind} ${e.namespace ?? ''}/${e.name}`),
+      full.objects.map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`),
+    );
+    // The fast path hashes an item's own text, the full parse its JSON: tells which one ran.
+    const viaText = scan.entries.length > 0 && scan.entries.every((e, i) => e.fingerprint !== fingerprint(JSON.stringify(full.objects[i])));
+    assert.equal(viaText || (c.fastPath && scan.entries.length === 0), c.fastPath);
+  });
+}

@@ -77,6 +77,209 @@ export function parseManifests(text: string, file: string): ManifestResult {
   return parseYaml(text, file);
 }
 
+/** 53-bit string hash (cyrb53): enough to tell whether an object's text changed. */
+export function fingerprint(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** One object of a scanned file: its identity and content hash now, the object on demand. */
+export interface ManifestEntry {
+  kind: ClusterObject['kind'];
+  namespace: string | undefined;
+  name: string;
+  fingerprint: number;
+  load(): ClusterObject;
+}
+
+export interface ManifestScan {
+  entries: ManifestEntry[];
+  errors: ManifestError[];
+}
+
+/**
+ * Like parseManifests, for a reader that applies files incrementally: each entry says which
+ * object it is and hashes its content, and the object itself is built only when asked for.
+ * A large JSON list (`kubectl get -o json`, 10,000 Services) is read item by item, so the whole
+ * tree never exists at once and unchanged items are never materialized.
+ */
+export function scanManifests(text: string, file: string): ManifestScan {
+  const items = jsonListItems(text);
+  if (items) {
+    const entries: ManifestEntry[] = [];
+    let ok = true;
+    for (const [start, end] of items.ranges) {
+      const slice = text.slice(start, end);
+      const obj = itemObject(slice, items.kind, items.apiVersion);
+      if (obj === 'problem') {
+        ok = false;
+        break;
+      }
+      if (obj === undefined) continue;
+      entries.push({
+        kind: obj.kind,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        fingerprint: fingerprint(slice),
+        load: () => itemObject(slice, items.kind, items.apiVersion) as ClusterObject,
+      });
+    }
+    if (ok) return { entries, errors: [] };
+  }
+  const r = parseManifests(text, file);
+  return {
+    entries: r.objects.map((obj) => ({
+      kind: obj.kind,
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      fingerprint: fingerprint(JSON.stringify(obj)),
+      load: () => obj,
+    })),
+    errors: r.errors,
+  };
+}
+
+/** One list item's text → the checked object, undefined for kinds we skip, 'problem' for errors. */
+function itemObject(slice: string, listKind: string, listVersion: string | undefined): ClusterObject | undefined | 'problem' {
+  let value: unknown;
+  try {
+    value = JSON.parse(slice);
+  } catch {
+    return 'problem';
+  }
+  const out: Collected = { objects: [], problems: [] };
+  collectList({ kind: listKind, ...(listVersion !== undefined ? { apiVersion: listVersion } : {}), items: [value] }, listKind, out);
+  if (out.problems.length > 0) return 'problem';
+  return out.objects[0];
+}
+
+interface JsonList {
+  kind: string;
+  apiVersion: string | undefined;
+  /** [start, end) of each element of the top-level "items" array. */
+  ranges: Array<[number, number]>;
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * Finds the items of a top-level JSON object `{"kind": "...List", ..., "items": [...]}` without
+ * parsing them. undefined when the text is not exactly that (then the ordinary parse decides).
+ */
+function jsonListItems(text: string): JsonList | undefined {
+  let p = 0;
+  const skipWs = (): void => {
+    while (p < text.length && WS.has(text.charCodeAt(p))) p++;
+  };
+  const skipString = (): boolean => {
+    p++; // opening quote
+    while (p < text.length) {
+      const c = text.charCodeAt(p);
+      if (c === 0x5c) p += 2;
+      else if (c === 0x22) {
+        p++;
+        return true;
+      } else p++;
+    }
+    return false;
+  };
+  const skipValue = (): boolean => {
+    const c = text.charCodeAt(p);
+    if (c === 0x22) return skipString();
+    if (c === 0x7b || c === 0x5b) {
+      let depth = 0;
+      while (p < text.length) {
+        const d = text.charCodeAt(p);
+        if (d === 0x22) {
+          if (!skipString()) return false;
+          continue;
+        }
+        if (d === 0x7b || d === 0x5b) depth++;
+        else if (d === 0x7d || d === 0x5d) {
+          depth--;
+          if (depth === 0) {
+            p++;
+            return true;
+          }
+        }
+        p++;
+      }
+      return false;
+    }
+    const start = p;
+    while (p < text.length && !WS.has(text.charCodeAt(p)) && !',}]'.includes(text[p] as string)) p++;
+    return p > start;
+  };
+
+  skipWs();
+  if (text.charCodeAt(p) !== 0x7b) return undefined;
+  p++;
+  const scalars: Record<string, unknown> = {};
+  let ranges: Array<[number, number]> | undefined;
+  for (;;) {
+    skipWs();
+    if (text.charCodeAt(p) === 0x7d && ranges === undefined && Object.keys(scalars).length === 0) return undefined;
+    if (text.charCodeAt(p) !== 0x22) return undefined;
+    const keyStart = p;
+    if (!skipString()) return undefined;
+    let key: string;
+    try {
+      key = JSON.parse(text.slice(keyStart, p)) as string;
+    } catch {
+      return undefined;
+    }
+    skipWs();
+    if (text.charCodeAt(p) !== 0x3a) return undefined;
+    p++;
+    skipWs();
+    if (key === 'items' && text.charCodeAt(p) === 0x5b) {
+      p++;
+      ranges = [];
+      skipWs();
+      if (text.charCodeAt(p) === 0x5d) p++;
+      else {
+        for (;;) {
+          skipWs();
+          const start = p;
+          if (!skipValue()) return undefined;
+          ranges.push([start, p]);
+          skipWs();
+          const c = text.charCodeAt(p++);
+          if (c === 0x5d) break;
+          if (c !== 0x2c) return undefined;
+        }
+      }
+    } else {
+      const start = p;
+      if (!skipValue()) return undefined;
+      if (key === 'kind' || key === 'apiVersion') {
+        try {
+          scalars[key] = JSON.parse(text.slice(start, p));
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    skipWs();
+    const c = text.charCodeAt(p++);
+    if (c === 0x7d) break;
+    if (c !== 0x2c) return undefined;
+  }
+  skipWs();
+  const kind = scalars['kind'];
+  if (p !== text.length || ranges === undefined || typeof kind !== 'string' || !kind.endsWith('List')) return undefined;
+  const apiVersion = typeof scalars['apiVersion'] === 'string' ? scalars['apiVersion'] : undefined;
+  return { kind, apiVersion, ranges };
+}
+
 function parseYaml(text: string, file: string): ManifestResult {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });

@@ -35,7 +35,6 @@ export interface ServiceInfo {
   /** Whether spec.selector is set (endpoints managed by Kubernetes), for the programming-latency metric. */
   readonly hasSelector: boolean;
   readonly labels: Labels | undefined;
-  readonly resourceVersion: string | undefined;
 }
 
 export interface EndpointAddressInfo {
@@ -120,69 +119,155 @@ const NO_PORTS: readonly PortInfo[] = Object.freeze([Object.freeze({ name: '', p
 const EMPTY: readonly never[] = Object.freeze([]);
 
 /**
+ * Shares equal small values between objects instead of keeping a copy per object: a cluster has
+ * a few hundred namespaces, port lists and label sets, repeated over 100,000 objects. Values are
+ * frozen because they are shared. Past `max` distinct values nothing more is shared (a cluster
+ * with unique labels on every pod must not grow this table forever).
+ */
+class Interner<T> {
+  private readonly table = new Map<string, T>();
+  constructor(private readonly max: number) {}
+
+  get(key: string, make: () => T): T {
+    const found = this.table.get(key);
+    if (found !== undefined) return found;
+    const value = make();
+    if (this.table.size < this.max) this.table.set(key, value);
+    return value;
+  }
+}
+
+const namespaceNames = new Interner<string>(100_000);
+const portLists = new Interner<readonly PortInfo[]>(20_000);
+const labelSets = new Interner<Labels>(50_000);
+
+function internNamespace(ns: string): string {
+  return namespaceNames.get(ns, () => ns);
+}
+
+/**
  * The one text form of an address, so "FD00::1" from a manifest and "fd00::1" from a reverse
  * name meet in the same Map key. undefined for text that is not an IP.
  */
 export function canonicalIP(text: string): string | undefined {
+  let canonical: string;
   if (text.includes(':')) {
     const b = parseIPv6(text);
-    return b ? formatIPv6(b) : undefined;
+    if (!b) return undefined;
+    canonical = formatIPv6(b);
+  } else {
+    const b = parseIPv4(text);
+    if (!b) return undefined;
+    canonical = formatIPv4(b);
   }
-  const b = parseIPv4(text);
-  return b ? formatIPv4(b) : undefined;
+  // Keep the string we were given when it already is canonical: the formatted one is built by
+  // concatenation, a tree of parts that costs several times its length to keep.
+  return canonical === text ? text : flat(canonical);
+}
+
+/**
+ * A flat copy of a string built by concatenation. V8 keeps `a + b` as a tree of parts (32 bytes
+ * a node, and the parts stay alive with it); a Map key lives as long as what it names, so keys
+ * kept for 100,000 objects are worth one copy each.
+ */
+export function flat(s: string): string {
+  return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8');
+}
+
+/** `Kind ns/name` (or `Kind name`), flat: it is kept as a Map key (see flat()). */
+/**
+ * Canonical forms of a list of addresses, invalid ones left out, in an array of exactly that
+ * length (`filter` and `push` leave room for 17 elements: 150 bytes an array, times 100,000).
+ */
+function canonicalIPs(list: readonly string[]): readonly string[] {
+  if (list.length === 0) return EMPTY;
+  const out = list.map((ip) => canonicalIP(ip));
+  return out.every((ip) => ip !== undefined) ? (out as string[]) : (out.filter((ip) => ip !== undefined) as string[]).slice();
 }
 
 export function objectKey(kind: string, namespace: string | undefined, name: string): string {
-  return namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`;
+  return flat(namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`);
+}
+
+/** The inverse of objectKey (kinds have no space, namespaces and names no slash). */
+export function parseObjectKey(key: string): { kind: StoredKind; namespace: string | undefined; name: string } {
+  const space = key.indexOf(' ');
+  const kind = key.slice(0, space) as StoredKind;
+  const rest = key.slice(space + 1);
+  const slash = rest.indexOf('/');
+  return slash < 0 ? { kind, namespace: undefined, name: rest } : { kind, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
 }
 
 interface ServiceEndpoints {
-  slices: Set<EndpointGroup>;
-  legacy: Set<EndpointGroup>;
+  // Arrays, not Sets: a service has one or a few of each, and a Set costs ~200 bytes empty.
+  slices: EndpointGroup[];
+  legacy: EndpointGroup[];
   /** The groups readers see, sorted by id; rebuilt lazily after a change. */
   view: readonly EndpointGroup[] | undefined;
 }
 
-/** Adds `value` to the array under `key`, creating it. */
-function addTo<V>(map: Map<string, V[]>, key: string, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+/**
+ * An index from a key (an IP) to the objects under it. Nearly every IP has exactly one object,
+ * so a lone value is stored as itself and only a second one makes an array: at 150,000 pods
+ * that is 150,000 arrays not allocated. (Values are objects, never arrays.)
+ */
+type MultiMap<V extends object> = Map<string, V | V[]>;
+
+function addTo<V extends object>(map: MultiMap<V>, key: string, value: V): void {
+  const cur = map.get(key);
+  if (cur === undefined) map.set(key, value);
+  else if (Array.isArray(cur)) cur.push(value);
+  else map.set(key, [cur, value]);
 }
 
-function removeFrom<V>(map: Map<string, V[]>, key: string, value: V): void {
-  const list = map.get(key);
-  if (!list) return;
-  const i = list.indexOf(value);
-  if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) map.delete(key);
+function removeFrom<V extends object>(map: MultiMap<V>, key: string, value: V): void {
+  const cur = map.get(key);
+  if (cur === undefined) return;
+  if (!Array.isArray(cur)) {
+    if (cur === value) map.delete(key);
+    return;
+  }
+  const i = cur.indexOf(value);
+  if (i >= 0) cur.splice(i, 1);
+  if (cur.length === 1) map.set(key, cur[0] as V);
+  else if (cur.length === 0) map.delete(key);
+}
+
+function listOf<V extends object>(map: MultiMap<V>, key: string): readonly V[] {
+  const cur = map.get(key);
+  return cur === undefined ? EMPTY : Array.isArray(cur) ? cur : [cur];
 }
 
 function toPorts(ports: ReadonlyArray<{ name?: string; protocol?: string; port?: number }> | undefined): readonly PortInfo[] {
   if (!ports || ports.length === 0) return NO_PORTS;
   // The API server defaults protocol to TCP; manifests often leave it out.
-  return ports.map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? 'TCP', port: p.port ?? -1 }));
+  const list = ports.map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? 'TCP', port: p.port ?? -1 }));
+  const key = list.map((p) => `${p.name}/${p.protocol}/${p.port}`).join(',');
+  return portLists.get(key, () => Object.freeze(list.map((p) => Object.freeze(p))));
 }
 
 function nonEmptyLabels(labels: Record<string, string> | undefined): Labels | undefined {
-  return labels && Object.keys(labels).length > 0 ? labels : undefined;
+  if (!labels) return undefined;
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return undefined;
+  return labelSets.get(JSON.stringify(labels), () => Object.freeze({ ...labels }));
 }
 
 export function toServiceInfo(svc: Service): ServiceInfo {
   const spec = svc.spec ?? {};
-  const namespace = svc.metadata.namespace ?? 'default';
+  const namespace = internNamespace(svc.metadata.namespace ?? 'default');
   const name = svc.metadata.name;
   let kind: ServiceKind = 'ClusterIP';
-  let clusterIPs: string[] = [];
+  let clusterIPs: readonly string[] = EMPTY;
   if (spec.type === 'ExternalName') {
     kind = 'ExternalName';
   } else {
     const given = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP !== undefined ? [spec.clusterIP] : [];
     if (given[0] === 'None') kind = 'Headless';
-    else clusterIPs = given.map((ip) => canonicalIP(ip)).filter((ip): ip is string => ip !== undefined);
+    else clusterIPs = canonicalIPs(given);
   }
   return {
-    key: `${name.toLowerCase()}.${namespace.toLowerCase()}`,
+    key: flat(`${name.toLowerCase()}.${namespace.toLowerCase()}`),
     name,
     namespace,
     kind,
@@ -192,7 +277,6 @@ export function toServiceInfo(svc: Service): ServiceInfo {
     publishNotReadyAddresses: spec.publishNotReadyAddresses === true,
     hasSelector: spec.selector !== undefined && Object.keys(spec.selector).length > 0,
     labels: nonEmptyLabels(svc.metadata.labels),
-    resourceVersion: svc.metadata.resourceVersion,
   };
 }
 
@@ -202,7 +286,7 @@ function targetName(name: string | undefined): string {
 }
 
 export function sliceToGroup(slice: EndpointSlice): EndpointGroup {
-  const namespace = slice.metadata.namespace ?? 'default';
+  const namespace = internNamespace(slice.metadata.namespace ?? 'default');
   const service = slice.metadata.labels?.[SERVICE_NAME_LABEL] ?? '';
   const addresses: EndpointAddressInfo[] = [];
   // FQDN slices name hosts, not addresses: nothing DNS can serve as A/AAAA or PTR.
@@ -220,16 +304,16 @@ export function sliceToGroup(slice: EndpointSlice): EndpointGroup {
     id: objectKey('EndpointSlice', namespace, slice.metadata.name),
     legacy: false,
     namespace,
-    serviceKey: `${service.toLowerCase()}.${namespace.toLowerCase()}`,
-    addresses,
+    serviceKey: flat(`${service.toLowerCase()}.${namespace.toLowerCase()}`),
+    addresses: addresses.slice(), // exact length, see canonicalIPs
     ports: toPorts(slice.ports),
     labels: nonEmptyLabels(slice.metadata.labels),
   };
 }
 
 export function endpointsToGroups(ep: Endpoints): EndpointGroup[] {
-  const namespace = ep.metadata.namespace ?? 'default';
-  const serviceKey = `${ep.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`;
+  const namespace = internNamespace(ep.metadata.namespace ?? 'default');
+  const serviceKey = flat(`${ep.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`);
   const labels = nonEmptyLabels(ep.metadata.labels);
   return (ep.subsets ?? []).map((subset, i) => {
     const addresses: EndpointAddressInfo[] = [];
@@ -241,7 +325,7 @@ export function endpointsToGroups(ep: Endpoints): EndpointGroup[] {
     };
     add(subset.addresses, true);
     add(subset.notReadyAddresses, false);
-    return { id: `${objectKey('Endpoints', namespace, ep.metadata.name)}[${i}]`, legacy: true, namespace, serviceKey, addresses, ports: toPorts(subset.ports), labels };
+    return { id: flat(`${objectKey('Endpoints', namespace, ep.metadata.name)}[${i}]`), legacy: true, namespace, serviceKey, addresses: addresses.slice(), ports: toPorts(subset.ports), labels };
   });
 }
 
@@ -250,8 +334,8 @@ export function toPodInfo(pod: Pod): PodInfo {
   const given = status.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : status.podIP ? [status.podIP] : [];
   return {
     name: pod.metadata.name,
-    namespace: pod.metadata.namespace ?? 'default',
-    ips: given.map((ip) => canonicalIP(ip)).filter((ip): ip is string => ip !== undefined),
+    namespace: internNamespace(pod.metadata.namespace ?? 'default'),
+    ips: canonicalIPs(given),
     phase: status.phase ?? '',
     terminating: pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
     labels: nonEmptyLabels(pod.metadata.labels),
@@ -277,10 +361,10 @@ export class ClusterStore {
   /** object key → groups it produced (one per slice, one per legacy subset). */
   private readonly endpointObjects = new Map<string, EndpointGroup[]>();
   private readonly endpointsByService = new Map<string, ServiceEndpoints>();
-  private readonly servicesByIp = new Map<string, ServiceInfo[]>();
-  private readonly groupsByIp = new Map<string, EndpointGroup[]>();
+  private readonly servicesByIp: MultiMap<ServiceInfo> = new Map();
+  private readonly groupsByIp: MultiMap<EndpointGroup> = new Map();
   private readonly pods = new Map<string, PodInfo>();
-  private readonly podsByIp = new Map<string, PodInfo[]>();
+  private readonly podsByIp: MultiMap<PodInfo> = new Map();
   private readonly nodeObjects = new Map<string, Node>();
   /**
    * How many services, endpoint groups and pods live in each namespace. A namespace that holds
@@ -439,23 +523,23 @@ export class ClusterStore {
     const e = this.endpointsByService.get(serviceKey);
     if (!e) return EMPTY;
     if (e.view === undefined) {
-      const chosen = e.slices.size > 0 ? e.slices : e.legacy;
+      const chosen = e.slices.length > 0 ? e.slices : e.legacy;
       e.view = [...chosen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     }
     return e.view;
   }
 
   servicesByIP(ip: string): readonly ServiceInfo[] {
-    return this.servicesByIp.get(ip) ?? EMPTY;
+    return listOf(this.servicesByIp, ip);
   }
 
   /** Groups (of any service) that list `ip`, ready or not; callers check readiness. */
   endpointGroupsByIP(ip: string): readonly EndpointGroup[] {
-    return this.groupsByIp.get(ip) ?? EMPTY;
+    return listOf(this.groupsByIp, ip);
   }
 
   podsByIP(ip: string): readonly PodInfo[] {
-    return this.podsByIp.get(ip) ?? EMPTY;
+    return listOf(this.podsByIp, ip);
   }
 
   node(name: string): Node | undefined {
@@ -572,10 +656,10 @@ export class ClusterStore {
     for (const g of groups) {
       let e = this.endpointsByService.get(g.serviceKey);
       if (!e) {
-        e = { slices: new Set(), legacy: new Set(), view: undefined };
+        e = { slices: [], legacy: [], view: undefined };
         this.endpointsByService.set(g.serviceKey, e);
       }
-      (g.legacy ? e.legacy : e.slices).add(g);
+      (g.legacy ? e.legacy : e.slices).push(g);
       e.view = undefined;
       d.services.add(g.serviceKey);
       for (const a of g.addresses) {
@@ -603,9 +687,11 @@ export class ClusterStore {
       this.ref(g.namespace, -1);
       const e = this.endpointsByService.get(g.serviceKey);
       if (e) {
-        (g.legacy ? e.legacy : e.slices).delete(g);
+        const list = g.legacy ? e.legacy : e.slices;
+        const i = list.indexOf(g);
+        if (i >= 0) list.splice(i, 1);
         e.view = undefined;
-        if (e.slices.size === 0 && e.legacy.size === 0) this.endpointsByService.delete(g.serviceKey);
+        if (e.slices.length === 0 && e.legacy.length === 0) this.endpointsByService.delete(g.serviceKey);
       }
       d.services.add(g.serviceKey);
       for (const a of g.addresses) {

@@ -17,12 +17,23 @@ import type { SourceHandle } from './sources.js';
 /** Past this many cached names the cache starts over (a flood of random names must not grow it forever). */
 export const MAX_CACHED_NAMES = 200_000;
 
-/** A whole reply for one (name, type), question in lower case; patched per query. */
+/**
+ * A whole reply for one (name, type), question in lower case; patched per query. The templates
+ * of one name form a short list (most names are asked for one or two types): lighter than a Map
+ * per name when 100,000 names are cached.
+ */
 interface Template {
+  qtype: number;
   bytes: Buffer;
   rcode: number;
   /** Where the question ends: a query whose question ends elsewhere is not the same name. */
   questionEnd: number;
+  next: Template | undefined;
+}
+
+function findType(t: Template | undefined, qtype: number): Template | undefined {
+  while (t !== undefined && t.qtype !== qtype) t = t.next;
+  return t;
 }
 
 // Header bits taken from the query (RD, CD); QR and AA are set in every kubernetes reply.
@@ -39,8 +50,9 @@ export interface KubernetesDeps {
 export class KubernetesPlugin implements Plugin {
   readonly name = 'kubernetes';
   readonly resolver: Resolver;
-  private readonly cache = new Map<string, Map<number, Template>>();
-  private readonly byDep = new Map<string, Set<string>>();
+  private readonly cache = new Map<string, Template>();
+  /** Dependency → the cached names built from it (one name, or several). */
+  private readonly byDep = new Map<string, string | string[]>();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
   private readonly zoneSuffixes: Array<[zone: string, suffix: string]>;
   private readonly fallthrough: Array<[zone: string, suffix: string]> | undefined;
@@ -63,7 +75,7 @@ export class KubernetesPlugin implements Plugin {
     const name = q.name;
     const zone = matchZone(this.zoneSuffixes, name);
     if (zone === undefined) return next(req);
-    const t = this.cache.get(name)?.get(q.qtype);
+    const t = findType(this.cache.get(name), q.qtype);
     if (t !== undefined && t.questionEnd === q.questionEnd) return fromTemplate(req, t);
     return this.answer(req, next, name, zone);
   }
@@ -152,21 +164,16 @@ export class KubernetesPlugin implements Plugin {
     const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name, type: req.qtype, class: DnsClass.IN }] });
     const qEnd = req.query.questionEnd;
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return undefined;
-    const t: Template = { bytes: wire, rcode: msg.rcode, questionEnd: qEnd };
     if (this.cache.size >= MAX_CACHED_NAMES) this.forgetAll();
-    let byType = this.cache.get(name);
-    if (!byType) {
-      byType = new Map();
-      this.cache.set(name, byType);
-    }
-    byType.set(req.qtype, t);
+    const first = this.cache.get(name);
+    const t: Template = { qtype: req.qtype, bytes: wire, rcode: msg.rcode, questionEnd: qEnd, next: first };
+    this.cache.set(name, t);
     for (const d of deps) {
-      let names = this.byDep.get(d);
-      if (!names) {
-        names = new Set();
-        this.byDep.set(d, names);
-      }
-      names.add(name);
+      const names = this.byDep.get(d);
+      if (names === undefined) this.byDep.set(d, name);
+      else if (typeof names === 'string') {
+        if (names !== name) this.byDep.set(d, [names, name]);
+      } else if (!names.includes(name)) names.push(name);
     }
     return t;
   }
@@ -178,9 +185,10 @@ export class KubernetesPlugin implements Plugin {
 
   private forget(dep: string): void {
     const names = this.byDep.get(dep);
-    if (!names) return;
+    if (names === undefined) return;
     this.byDep.delete(dep);
-    for (const n of names) this.cache.delete(n);
+    if (typeof names === 'string') this.cache.delete(names);
+    else for (const n of names) this.cache.delete(n);
   }
 
   /** Drops the answers a store change makes stale. */
