@@ -76,7 +76,10 @@ test('operator run + kdns serve: a new forwarded domain resolves through a real 
     await waitFor(() => existsSync(join(generated, 'Corefile')), 15_000).catch((e: Error) => assert.fail(`${e.message}${context()}`));
     server = startKdns(['serve', '--conf', join(generated, 'Corefile'), '--cluster', clusterDir]);
     await waitFor(async () => (await fetch(`http://127.0.0.1:${ports.ready}/ready`).catch(() => undefined))?.status === 200, 15_000).catch((e: Error) => assert.fail(`${e.message}${context()}`));
-    const cluster = await dig('web.demo.svc.cluster.local', 'A', { port: ports.dns });
+    // /ready may answer before the DNS listeners are open: wait for an answer, not for the probe.
+    const cluster = await waitFor(async () => (await dig('web.demo.svc.cluster.local', 'A', { port: ports.dns, timeout: 1 }).catch(() => undefined)) ?? false, 15_000).catch((e: Error) =>
+      assert.fail(`${e.message}${context()}`),
+    );
     assert.deepEqual(
       cluster.answer.map((a) => a.data),
       ['10.96.0.50'],
