@@ -1,36 +1,46 @@
 // The `kdns` command. Each subcommand lives in its own file and exports `register(program)`.
+// Only the module of the subcommand being run is loaded: `kdns serve` should not pay (in start
+// time and memory) for the operator's or the pod tools' dependencies.
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
-import { register as registerServe } from './serve.js';
-import { register as registerResolvconf } from './resolvconf.js';
-import { register as registerValidate } from './validate.js';
-import { register as registerExplain } from './explain.js';
-import { register as registerOperator } from './operator.js';
-import { register as registerNodeResolver } from './node-resolver.js';
-import { register as registerNodecache } from './nodecache.js';
 import { EXIT_USAGE } from './exit.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../../package.json') as { version: string };
 
-export function buildProgram(): Command {
-  const program = new Command('kdns')
+type Register = (program: Command) => void;
+
+/** Subcommands in the order `kdns --help` lists them. */
+const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Register }>]> = [
+  ['serve', () => import('./serve.js')],
+  ['nodecache', () => import('./nodecache.js')],
+  ['resolvconf', () => import('./resolvconf.js')],
+  ['validate', () => import('./validate.js')],
+  ['explain', () => import('./explain.js')],
+  ['operator', () => import('./operator.js')],
+  ['node-resolver', () => import('./node-resolver.js')],
+];
+
+function baseProgram(): Command {
+  return new Command('kdns')
     .description('Cluster DNS for Kubernetes: server, node-local cache, pod DNS tools and DNS operator')
     .version(pkg.version, '-V, --version')
     .showHelpAfterError()
     .exitOverride();
-  registerServe(program);
-  registerNodecache(program);
-  registerResolvconf(program);
-  registerValidate(program);
-  registerExplain(program);
-  registerOperator(program);
-  registerNodeResolver(program);
+}
+
+/** The program with every subcommand registered, or only `only` when it names one. */
+export async function buildProgram(only?: string): Promise<Command> {
+  const program = baseProgram();
+  const chosen = SUBCOMMANDS.filter(([name]) => only === undefined || name === only);
+  for (const [, load] of chosen.length > 0 ? chosen : SUBCOMMANDS) (await load()).register(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const first = argv[2];
+  const known = SUBCOMMANDS.some(([name]) => name === first);
+  const program = await buildProgram(known ? first : undefined);
   try {
     await program.parseAsync(argv);
   } catch (err) {
