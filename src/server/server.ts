@@ -183,6 +183,8 @@ export class KdnsServer implements ServerControl {
   }
 
   readiness(): Array<{ plugin: string; zone: string; status: true | string }> {
+    // Plugins start before the sockets open; until they are open nobody can be answered.
+    if (!this.current) return [{ plugin: 'server', zone: '.', status: 'listeners are not open yet' }];
     const out: Array<{ plugin: string; zone: string; status: true | string }> = [];
     for (const { plugin, zone } of this.current?.plugins ?? []) {
       if (plugin.ready) out.push({ plugin: plugin.name, zone, status: plugin.ready() });
