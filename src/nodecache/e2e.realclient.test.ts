@@ -1,0 +1,351 @@
+// Autopath end to end with real resolvers. A cluster server (kdns serve: autopath, kubernetes
+// over a fixture cluster, forward to a real BIND serving example.test and the node's search
+// domain corp.test), the node cache in front of it (kdns nodecache, shipped configuration), and
+// pods whose resolv.conf `kdns resolvconf` computes: ClusterFirstWithAutopath, and ClusterFirst
+// for comparison. Real glibc and musl getaddrinfo (../shared/realclient, in a network namespace)
+// look names up; every query they send is counted at the relay. Then the node cache is stopped
+// and the pods talk to the cluster server directly: the answers must stay right.
+//
+// The measured table is the one in ./README.md (set KDNS_UPDATE_README=1 to rewrite it).
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { register as registerResolvconf, type CliIO } from '../cli/resolvconf.js';
+import { createLogger } from '../server/log.js';
+import { startNamed, type NamedServer } from '../noderesolver/testnamed.js';
+import { freePort } from '../testutil/net.js';
+import { startTestServer, type TestServer } from '../testutil/server.js';
+import { startNodeCache, type NodeCache } from './agent.js';
+import { defaultSettings } from './corefile.js';
+
+// ---- the harness (plain CommonJS outside this package): the parts used here ----
+interface SentQuery {
+  qname: string | null;
+  qtype: string | null;
+  transport: 'udp' | 'tcp';
+}
+interface ClientResult {
+  status: number;
+  eai: string | null;
+  addresses: string[];
+  queries: SentQuery[];
+  stderr: string;
+}
+type Libc = 'glibc' | 'musl';
+interface Recorder {
+  port: number;
+  close(): Promise<void>;
+}
+interface Harness {
+  runClient(opts: { resolvConf: string; name: string; libc: Libc; server: string; timeoutMs?: number }): Promise<ClientResult>;
+  available(): { ok: boolean; reason: string };
+  startRecorder(opts: { zone: Record<string, { A?: string[]; rcode?: string }> }): Promise<Recorder>;
+}
+
+const REPO = new URL('../../', import.meta.url);
+const REALCLIENT = new URL('../shared/realclient/', REPO);
+const FIXTURE = fileURLToPath(new URL('src/plugins/autopath/testdata/cluster', REPO));
+const README = fileURLToPath(new URL('src/nodecache/README.md', REPO));
+const IN_CI = process.env.CI === 'true';
+
+async function loadHarness(): Promise<{ harness?: Harness; reason: string }> {
+  const runClientPath = fileURLToPath(new URL('run-client.js', REALCLIENT));
+  if (!existsSync(runClientPath)) return { reason: `realclient harness not found at ${fileURLToPath(REALCLIENT)}` };
+  const runClient = (await import(runClientPath)) as Omit<Harness, 'startRecorder'>;
+  const recorder = (await import(fileURLToPath(new URL('recorder.js', REALCLIENT)))) as Pick<Harness, 'startRecorder'>;
+  const harness: Harness = { runClient: runClient.runClient, available: runClient.available, startRecorder: recorder.startRecorder };
+  let avail = harness.available();
+  if (!avail.ok && avail.reason !== 'not root') {
+    const env = IN_CI ? process.env : { ...process.env, REALCLIENT_NO_APT: '1' };
+    spawnSync('bash', [fileURLToPath(new URL('build.sh', REALCLIENT))], { env, stdio: 'ignore', timeout: 300_000 });
+    avail = harness.available();
+  }
+  return avail.ok ? { harness, reason: '' } : { reason: avail.reason };
+}
+
+const loaded = await loadHarness();
+const hasNamed = spawnSync('named', ['-v']).status === 0;
+const skip = IN_CI
+  ? false
+  : loaded.harness === undefined
+    ? `realclient unavailable (${loaded.reason}); run as root after bash ../shared/realclient/build.sh`
+    : !hasNamed
+      ? 'needs BIND: apt-get install bind9'
+      : false;
+
+// ---- the world ----
+const EXAMPLE = ['www IN A 192.0.2.80', 'www IN AAAA 2001:db8::80', ...Array.from({ length: 40 }, (_, i) => `big IN A 192.0.2.${i + 1}`)].join('\n');
+const CORP = 'printer IN A 192.0.2.99';
+/** The node's resolv.conf: the kubelet's --resolv-conf, the node cache's and the cluster server's host search. */
+const NODE_RESOLV = 'nameserver 192.0.2.53\nsearch corp.test\n';
+const CLUSTER_DNS_IP = '10.96.0.10';
+const NODECACHE_IP = '169.254.20.10';
+
+type Policy = 'ClusterFirstWithAutopath' | 'ClusterFirst';
+const POLICIES: readonly Policy[] = ['ClusterFirstWithAutopath', 'ClusterFirst'];
+const LIBCS: readonly Libc[] = ['glibc', 'musl'];
+
+interface Lookup {
+  name: string;
+  what: string;
+  addresses: string[];
+  /** Queries the client sends (AF_UNSPEC), the same for glibc and musl. */
+  queries: Record<Policy, number>;
+}
+
+const LOOKUPS: readonly Lookup[] = [
+  { name: 'api', what: 'service in the pod\'s namespace', addresses: ['10.96.1.10'], queries: { ClusterFirstWithAutopath: 2, ClusterFirst: 2 } },
+  { name: 'db.otherns', what: 'svc.otherns', addresses: ['10.96.2.20'], queries: { ClusterFirstWithAutopath: 2, ClusterFirst: 4 } },
+  { name: 'db.otherns.svc', what: 'svc.otherns.svc', addresses: ['10.96.2.20'], queries: { ClusterFirstWithAutopath: 2, ClusterFirst: 6 } },
+  { name: 'www.example.test', what: 'external name', addresses: ['192.0.2.80', '2001:db8::80'], queries: { ClusterFirstWithAutopath: 2, ClusterFirst: 10 } },
+  { name: 'printer', what: 'name under the node\'s search path', addresses: ['192.0.2.99'], queries: { ClusterFirstWithAutopath: 2, ClusterFirst: 8 } },
+  { name: 'nothing.example.test', what: 'name that exists nowhere', addresses: [], queries: { ClusterFirstWithAutopath: 4, ClusterFirst: 10 } },
+];
+
+type Phase = 'node cache' | 'cluster server only';
+
+/** Measured query counts: `${phase}|${policy}|${lookup}|${libc}` → count (and the error, if the lookup failed). */
+const measured = new Map<string, string>();
+
+function outcome(r: ClientResult): string {
+  // How often musl repeats a SERVFAIL before giving up depends on timing: only the outcome is stable.
+  return r.status === 0 || r.eai === 'EAI_NONAME' ? String(r.queries.length) : `fails (${r.eai ?? 'status ' + r.status})`;
+}
+
+/** Runs `kdns resolvconf` in this process for a pod of `policy` in ns1 and returns its output. */
+async function kdnsResolvconf(dir: string, policy: Policy, hostFile: string): Promise<string> {
+  const podFile = join(dir, `${policy}.yaml`);
+  writeFileSync(podFile, `apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: ns1}\nspec:\n  dnsPolicy: ${policy}\n  containers: [{name: c, image: busybox}]\n`);
+  let out = '';
+  let err = '';
+  let code = 0;
+  const io: CliIO = {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    readStdin: async () => '',
+    setExitCode: (c) => void (code = c),
+  };
+  const program = new Command('kdns').exitOverride();
+  registerResolvconf(program, io);
+  await program.parseAsync(['resolvconf', '-f', podFile, '--cluster-dns', CLUSTER_DNS_IP, '--nodecache-ip', NODECACHE_IP, '--host-resolv-conf', hostFile], { from: 'user' });
+  assert.equal(code, 0, `kdns resolvconf failed: ${err}`);
+  return out;
+}
+
+function sent(r: ClientResult): string {
+  return r.queries.map((q) => `${q.transport} ${q.qname ?? '-'} ${q.qtype ?? '-'}`).join('\n');
+}
+
+describe('autopath with real glibc and musl', { skip }, () => {
+  let named: NamedServer;
+  let cluster: TestServer;
+  let nodecache: NodeCache | undefined;
+  let nodecachePort: number;
+  const resolvConf = new Map<Policy, string>();
+
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-autopath-e2e-'));
+    const hostFile = join(dir, 'node-resolv.conf');
+    writeFileSync(hostFile, NODE_RESOLV);
+    named = await startNamed(await freePort(), { 'example.test': EXAMPLE, 'corp.test': CORP });
+    // The ap.k8s.io scheme alone (no pod watch); the node's resolv.conf gives the host paths.
+    cluster = await startTestServer(
+      `.:{PORT} {
+    bind 127.0.0.1
+    errors
+    autopath ap.k8s.io ${hostFile}
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        manifests ${FIXTURE}
+    }
+    forward . 127.0.0.1:${named.port}
+    cache 30
+}
+`,
+    );
+    nodecachePort = await freePort();
+    const settings = {
+      ...defaultSettings(`127.0.0.1:${cluster.port}`, ['127.0.0.1']),
+      port: nodecachePort,
+      upstreams: [`127.0.0.1:${named.port}`],
+      nodeResolvConf: hostFile,
+      health: `127.0.0.1:${await freePort()}`,
+      metrics: `127.0.0.1:${await freePort()}`,
+    };
+    nodecache = await startNodeCache({ kind: 'rendered', settings }, createLogger(() => undefined));
+    for (const p of POLICIES) resolvConf.set(p, await kdnsResolvconf(dir, p, hostFile));
+  });
+  after(async () => {
+    await nodecache?.stop();
+    await cluster?.stop();
+    await named?.stop();
+  });
+
+  test('kdns resolvconf gives the pods the expected files', () => {
+    assert.equal(resolvConf.get('ClusterFirstWithAutopath'), `search search.ns1.cluster.local.ap.k8s.io\nnameserver ${NODECACHE_IP}\noptions ndots:5\n`);
+    assert.equal(resolvConf.get('ClusterFirst'), `search ns1.svc.cluster.local svc.cluster.local cluster.local corp.test\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
+  });
+
+  const phases: Array<{ phase: Phase; port: () => number }> = [
+    { phase: 'node cache', port: () => nodecachePort },
+    { phase: 'cluster server only', port: () => cluster.port },
+  ];
+  for (const { phase, port } of phases) {
+    describe(`pods asking the ${phase}`, { concurrency: 4 }, () => {
+      if (phase === 'cluster server only') {
+        before(async () => {
+          // The node cache goes away; the pods' nameserver now reaches the cluster server.
+          await nodecache?.stop();
+          nodecache = undefined;
+        });
+      }
+      for (const policy of POLICIES) {
+        for (const l of LOOKUPS) {
+          for (const libc of LIBCS) {
+            test(`${policy}, ${libc}: ${l.what} (${l.name})`, async () => {
+              const harness = loaded.harness;
+              assert.ok(harness, `realclient unavailable: ${loaded.reason}`);
+              const r = await harness.runClient({ resolvConf: resolvConf.get(policy) as string, name: l.name, libc, server: `127.0.0.1:${port()}` });
+              measured.set(`${phase}|${policy}|${l.name}|${libc}`, outcome(r));
+              const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
+              if (l.addresses.length === 0) {
+                assert.equal(r.status, 2, context);
+                assert.equal(r.eai, 'EAI_NONAME', context);
+              } else {
+                assert.equal(r.status, 0, context);
+                assert.deepEqual([...new Set(r.addresses)].sort(), [...l.addresses].sort(), context);
+              }
+              assert.equal(r.queries.length, l.queries[policy], context);
+            });
+          }
+        }
+      }
+
+      // 40 addresses do not fit 512 bytes: glibc asks again over TCP, musl (no TCP fallback)
+      // uses what fits. Either way the CNAME must come through and the lookup succeed.
+      for (const libc of LIBCS) {
+        test(`ClusterFirstWithAutopath, ${libc}: an answer larger than 512 bytes (big.example.test, 40 addresses)`, async () => {
+          const harness = loaded.harness;
+          assert.ok(harness);
+          const r = await harness.runClient({ resolvConf: resolvConf.get('ClusterFirstWithAutopath') as string, name: 'big.example.test', libc, server: `127.0.0.1:${port()}` });
+          const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
+          assert.equal(r.status, 0, context);
+          const addresses = new Set(r.addresses);
+          assert.ok(r.queries.every((q) => q.qname === 'big.example.test.search.ns1.cluster.local.ap.k8s.io'), context);
+          if (libc === 'glibc') {
+            assert.equal(addresses.size, 40, context);
+            // glibc 2.36 runs the whole lookup twice when an answer needed TCP, with or without
+            // autopath (the same 8 queries for a plain 40-address name): not a search walk.
+            assert.deepEqual(
+              r.queries.map((q) => `${q.transport} ${q.qtype}`),
+              ['udp A', 'udp AAAA', 'tcp A', 'tcp AAAA', 'udp A', 'udp AAAA', 'tcp A', 'tcp AAAA'],
+              context,
+            );
+          } else {
+            assert.ok(addresses.size >= 20 && addresses.size < 40, `musl got ${addresses.size} addresses\n${context}`);
+            assert.deepEqual(
+              r.queries.map((q) => `${q.transport} ${q.qtype}`).sort(),
+              ['udp A', 'udp AAAA'],
+              context,
+            );
+          }
+        });
+      }
+    });
+  }
+
+  // musl gives up its whole search at a SERVFAIL. A node search domain whose server fails
+  // (flaky.test, before corp.test) therefore breaks `printer` for a musl ClusterFirst pod; with
+  // autopath the server skips the failing candidate and the pod gets its answer.
+  describe('a node search domain whose server answers SERVFAIL', { concurrency: 4 }, () => {
+    let flaky: Recorder;
+    let server: TestServer;
+    const conf = new Map<Policy, string>();
+    before(async () => {
+      const harness = loaded.harness as Harness;
+      flaky = await harness.startRecorder({ zone: { 'printer.flaky.test': { rcode: 'SERVFAIL' } } });
+      const dir = mkdtempSync(join(tmpdir(), 'kdns-autopath-flaky-'));
+      const hostFile = join(dir, 'node-resolv.conf');
+      writeFileSync(hostFile, 'nameserver 192.0.2.53\nsearch flaky.test corp.test\n');
+      server = await startTestServer(
+        `.:{PORT} {
+    bind 127.0.0.1
+    autopath ap.k8s.io ${hostFile}
+    kubernetes cluster.local {
+        manifests ${FIXTURE}
+    }
+    forward flaky.test 127.0.0.1:${flaky.port}
+    forward . 127.0.0.1:${named.port}
+}
+`,
+      );
+      // Short resolver timeouts, so musl's retries of the SERVFAIL end within a second.
+      for (const p of POLICIES) conf.set(p, (await kdnsResolvconf(dir, p, hostFile)).replace('options ndots:5', 'options ndots:5 timeout:1 attempts:1'));
+    });
+    after(async () => {
+      await server?.stop();
+      await flaky?.close();
+    });
+    const cases: Array<{ policy: Policy; libc: Libc; status: number; eai: string | null; sent: number }> = [
+      { policy: 'ClusterFirstWithAutopath', libc: 'glibc', status: 0, eai: null, sent: 2 },
+      { policy: 'ClusterFirstWithAutopath', libc: 'musl', status: 0, eai: null, sent: 2 },
+      // glibc asks the failing domain again, then goes on to corp.test.
+      { policy: 'ClusterFirst', libc: 'glibc', status: 0, eai: null, sent: 10 },
+      // musl retries the SERVFAIL until its timeout and gives up: the name is never found.
+      { policy: 'ClusterFirst', libc: 'musl', status: 2, eai: 'EAI_AGAIN', sent: -1 },
+    ];
+    for (const c of cases) {
+      test(`${c.policy}, ${c.libc}: printer`, async () => {
+        const harness = loaded.harness as Harness;
+        const r = await harness.runClient({ resolvConf: conf.get(c.policy) as string, name: 'printer', libc: c.libc, server: `127.0.0.1:${server.port}` });
+        measured.set(`flaky|${c.policy}|printer|${c.libc}`, outcome(r));
+        const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
+        assert.equal(r.status, c.status, context);
+        assert.equal(r.eai, c.eai, context);
+        if (c.status === 0) assert.deepEqual([...new Set(r.addresses)], ['192.0.2.99'], context);
+        if (c.sent >= 0) assert.equal(r.queries.length, c.sent, context);
+      });
+    }
+  });
+
+  test('the README table is the measured one', () => {
+    const table = renderTable(measured);
+    const text = readFileSync(README, 'utf8');
+    const updated = replaceTable(text, table);
+    if (process.env.KDNS_UPDATE_README === '1') {
+      writeFileSync(README, updated);
+      return;
+    }
+    assert.equal(text, updated, 'src/nodecache/README.md differs from the measured table; rerun with KDNS_UPDATE_README=1');
+  });
+});
+
+const START = '<!-- e2e-table:start (written by src/nodecache/e2e.realclient.test.ts) -->';
+const END = '<!-- e2e-table:end -->';
+
+/** lookup × policy rows; glibc and musl, with and without the node cache, as columns; then the failing-domain case. */
+function renderTable(m: ReadonlyMap<string, string>): string {
+  const head = '| lookup | policy | glibc, node cache | musl, node cache | glibc, cluster server only | musl, cluster server only |\n|---|---|---:|---:|---:|---:|';
+  const rows: string[] = [];
+  for (const l of LOOKUPS) {
+    for (const policy of POLICIES) {
+      const cells = (['node cache', 'cluster server only'] as const).flatMap((phase) => LIBCS.map((libc) => m.get(`${phase}|${policy}|${l.name}|${libc}`) ?? '–'));
+      rows.push(`| ${l.what} (\`${l.name}\`) | ${policy} | ${cells.join(' | ')} |`);
+    }
+  }
+  const flakyHead = '| `printer`, node search `flaky.test corp.test`, flaky.test answers SERVFAIL | glibc | musl |\n|---|---:|---:|';
+  const flakyRows = POLICIES.map((policy) => `| ${policy} | ${LIBCS.map((libc) => m.get(`flaky|${policy}|printer|${libc}`) ?? '–').join(' | ')} |`);
+  return `${head}\n${rows.join('\n')}\n\n${flakyHead}\n${flakyRows.join('\n')}`;
+}
+
+function replaceTable(text: string, table: string): string {
+  const a = text.indexOf(START);
+  const b = text.indexOf(END);
+  if (a < 0 || b < a) return `${text}\n${START}\n${table}\n${END}\n`;
+  return `${text.slice(0, a + START.length)}\n${table}\n${text.slice(b)}`;
+}
