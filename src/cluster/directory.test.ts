@@ -174,3 +174,16 @@ test('DirectorySource: the store is synced after start even when a file is broke
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('DirectorySource: ignored kinds are never stored', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirkinds-'));
+  await writeFile(join(dir, 'a.yaml'), `${svc('a', '10.0.0.1')}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: demo}\nstatus: {podIP: 10.1.0.1}\n`);
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, ignoreKinds: new Set(['Pod']) });
+  try {
+    await source.start();
+    assert.deepEqual(source.store.counts(), { namespaces: 0, services: 1, endpointGroups: 0, pods: 0, nodes: 0 });
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -338,7 +338,7 @@ export class Reflector {
     switch (type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.store.upsert(this.typed(o), true);
+        this.store.upsert(this.typed(o), rv);
         break;
       case 'DELETED':
         if (typeof meta?.name === 'string') this.store.remove(this.resource.kind, typeof meta.namespace === 'string' ? meta.namespace : undefined, meta.name);

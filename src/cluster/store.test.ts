@@ -46,7 +46,7 @@ const pod = (name: string, ips: string[], extra: Partial<Pod['metadata']> = {}, 
   status: { phase, podIPs: ips.map((ip) => ({ ip })) },
 });
 
-type Op = { upsert: ClusterObject; same?: boolean } | { remove: [ClusterObject['kind'], string] } | { replace: [ClusterObject['kind'], ClusterObject[]] };
+type Op = { upsert: ClusterObject; version?: string } | { remove: [ClusterObject['kind'], string] } | { replace: [ClusterObject['kind'], ClusterObject[]] };
 
 interface Case {
   what: string;
@@ -99,7 +99,7 @@ const cases: Case[] = [
   },
   {
     what: 'a resourceVersion seen before is skipped (API sources)',
-    ops: [{ upsert: service('web', ['10.0.0.1'], {}, '7') }, { upsert: service('web', ['10.0.0.2'], {}, '7'), same: true }],
+    ops: [{ upsert: service('web', ['10.0.0.1'], {}, '7'), version: '7' }, { upsert: service('web', ['10.0.0.2'], {}, '7'), version: '7' }],
     expect: { services: ['web.ns ClusterIP 10.0.0.1'] },
     lastDelta: {},
   },
@@ -140,7 +140,7 @@ for (const c of cases) {
     store.subscribe((d) => deltas.push(d));
     for (const op of c.ops) {
       deltas = [];
-      if ('upsert' in op) store.upsert(op.upsert, op.same ?? false);
+      if ('upsert' in op) store.upsert(op.upsert, op.version);
       else if ('remove' in op) store.remove(op.remove[0], 'ns', op.remove[1]);
       else store.replaceKind(op.replace[0], op.replace[1]);
     }

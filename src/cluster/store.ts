@@ -372,8 +372,12 @@ export class ClusterStore {
    * never hold objects in a namespace that does not exist; a folder of manifests often omits it).
    */
   private readonly namespaceRefs = new Map<string, number>();
-  /** Resource versions seen, so a relist or replayed event that changes nothing costs nothing. */
-  private readonly versions = new Map<string, string>();
+  /**
+   * Each object's version as its source tells them apart (see upsert), so a relist, a replayed
+   * event or an unchanged manifest costs a lookup; and the directory source finds a file's
+   * objects here instead of keeping a second map of its own.
+   */
+  private readonly versions = new Map<string, string | number>();
   private readonly listeners = new Set<StoreListener>();
   private pending: DeltaBuilder | undefined;
   private batchDepth = 0;
@@ -417,14 +421,14 @@ export class ClusterStore {
   // ---- writes ----
 
   /**
-   * Adds or replaces an object. With `sameVersionIsSame` (API sources), an object whose
-   * resourceVersion equals the stored one is skipped; manifests edited by hand keep stale
-   * resourceVersions, so the directory source compares content instead.
+   * Adds or replaces an object; false when skipped. `version` is how its source tells versions
+   * apart (the API's resourceVersion; the directory source's file and content hash): an object
+   * whose version equals the stored one is skipped, and the version is kept (versionOf). Without
+   * one the object always applies: manifests edited by hand keep stale resourceVersions.
    */
-  upsert(obj: ClusterObject, sameVersionIsSame = false): void {
+  upsert(obj: ClusterObject, version?: string | number): boolean {
     const key = objectKey(obj.kind, obj.metadata.namespace, obj.metadata.name);
-    const rv = obj.metadata.resourceVersion;
-    if (sameVersionIsSame && rv !== undefined && rv !== '' && this.versions.get(key) === rv) return;
+    if (version !== undefined && version !== '' && this.versions.get(key) === version) return false;
     switch (obj.kind) {
       case 'Namespace':
         this.putNamespace(obj);
@@ -446,9 +450,20 @@ export class ClusterStore {
         this.delta().nodes = true;
         break;
     }
-    if (rv !== undefined && rv !== '') this.versions.set(key, rv);
+    if (version !== undefined && version !== '') this.versions.set(key, version);
     else this.versions.delete(key);
     this.touch();
+    return true;
+  }
+
+  /** The version upsert() was given for the object with this objectKey(). */
+  versionOf(key: string): string | number | undefined {
+    return this.versions.get(key);
+  }
+
+  /** objectKey() and version of every object stored with a version. */
+  versioned(): IterableIterator<[string, string | number]> {
+    return this.versions.entries();
   }
 
   remove(kind: StoredKind, namespace: string | undefined, name: string): void {
@@ -493,7 +508,7 @@ export class ClusterStore {
       const keep = new Set<string>();
       for (const o of objects) {
         keep.add(objectKey(o.kind, o.metadata.namespace, o.metadata.name));
-        this.upsert(o, true);
+        this.upsert(o, o.metadata.resourceVersion);
       }
       for (const [key, ns, name] of this.keysOf(kind)) {
         if (!keep.has(key)) this.remove(kind, ns, name);

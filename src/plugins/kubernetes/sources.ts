@@ -38,14 +38,18 @@ const LATENCY_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.001 * 2 ** i);
 export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog) => Promise<ClusterSource>;
 
 async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
-  if (spec.kind === 'directory') return new DirectorySource(spec.dir, store, { log });
+  if (spec.kind === 'directory') {
+    const ignoreKinds = new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints'])]);
+    return new DirectorySource(spec.dir, store, { log, ignoreKinds });
+  }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
   const { createKubeApiSource } = await import('../../cluster/kubeapi.js');
   return createKubeApiSource(spec, needs, store, log);
 }
 
 export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
-  if (spec.kind === 'directory') return `dir:${spec.dir}`;
+  // Blocks that need different kinds read the folder separately (each keeps only what it needs).
+  if (spec.kind === 'directory') return `dir:${spec.dir}:${needs.pods ? 'pods' : ''}:${needs.endpoints ? 'endpoints' : ''}`;
   return `api:${JSON.stringify({ ...spec, needs })}`;
 }
 
