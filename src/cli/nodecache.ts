@@ -2,77 +2,14 @@
 // search-path option for ClusterFirstWithAutopath pods. Flags render the shipped Corefile;
 // `--conf` runs a Corefile of your own instead.
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { existsSync } from 'node:fs';
 import { CorefileError } from '../corefile/ast.js';
 import { createLogger } from '../server/log.js';
-import { parseUpstream } from '../plugins/forward/upstreams.js';
-import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/autopath/option.js';
 import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';
-import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, defaultSettings, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
+import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
+import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/flags.js';
 import { setupInterface, type InterfaceHandle } from '../nodecache/iface.js';
 import { CliError, EXIT_INVALID, EXIT_USAGE } from './exit.js';
-
-export interface NodecacheFlags {
-  conf?: string;
-  localIp: string;
-  port: string;
-  clusterDns?: string;
-  clusterDomain: string;
-  upstream: string[];
-  resolvConf: string;
-  health?: string;
-  metrics?: string;
-  ednsOption: string;
-  setupInterface?: boolean;
-  interface: string;
-  printCorefile?: boolean;
-}
-
-function usage(message: string): never {
-  throw new CliError(message, EXIT_USAGE);
-}
-
-function readable(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function checkForwardTo(flag: string, value: string): void {
-  const parsed = parseUpstream(value, readable);
-  if (typeof parsed === 'string') usage(`${flag}: "${value}": ${parsed}`);
-}
-
-function intFlag(flag: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || n < min || n > max) usage(`${flag}: "${text}" is not a number from ${min} to ${max}`);
-  return n;
-}
-
-/** Flags → the settings the shipped Corefile is rendered from; a bad flag is a usage error naming it. */
-export function settingsFromFlags(f: NodecacheFlags): NodeCacheSettings {
-  const localIPs = f.localIp.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (localIPs.length === 0) usage('--local-ip: at least one address is needed');
-  for (const ip of localIPs) if (isIP(ip) === 0) usage(`--local-ip: "${ip}" is not an IP address`);
-  if (f.clusterDns === undefined || f.clusterDns === '') usage('--cluster-dns is required (the cluster DNS service address, IP or IP:PORT) unless --conf is given');
-  checkForwardTo('--cluster-dns', f.clusterDns);
-  const upstreams = f.upstream.length > 0 ? f.upstream : ['/etc/resolv.conf'];
-  for (const u of upstreams) checkForwardTo('--upstream', u);
-  const domain = f.clusterDomain.replace(/\.$/, '');
-  if (domain === '' || !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(domain)) usage(`--cluster-domain: "${f.clusterDomain}" is not a domain name`);
-  const s = defaultSettings(f.clusterDns, localIPs);
-  s.port = intFlag('--port', f.port, 1, 65535);
-  s.clusterDomain = domain;
-  s.upstreams = upstreams;
-  s.nodeResolvConf = f.resolvConf;
-  if (f.health !== undefined) s.health = f.health;
-  if (f.metrics !== undefined) s.metrics = f.metrics;
-  s.optionCode = intFlag('--edns-option', f.ednsOption, LOCAL_OPTION_CODE_MIN, LOCAL_OPTION_CODE_MAX);
-  return s;
-}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
@@ -107,7 +44,13 @@ async function run(f: NodecacheFlags): Promise<void> {
     config = { kind: 'file', path: f.conf };
     addresses = f.localIp.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else {
-    const settings = settingsFromFlags(f);
+    let settings: NodeCacheSettings;
+    try {
+      settings = settingsFromFlags(f);
+    } catch (e) {
+      if (e instanceof FlagError) throw new CliError(e.message, EXIT_USAGE);
+      throw e;
+    }
     if (f.printCorefile) {
       process.stdout.write(renderNodeCacheCorefile(settings));
       return;
