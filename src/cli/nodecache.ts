@@ -62,7 +62,8 @@ async function run(f: NodecacheFlags): Promise<void> {
   let iface: InterfaceHandle | undefined;
   if (f.setupInterface) {
     iface = await setupInterface(f.interface, addresses);
-    log.info(`${iface.created ? 'created' : 'using'} interface ${iface.name} with ${addresses.join(', ')}`);
+    const note = iface.kind === 'bridge' ? ' (a bridge without ports: this kernel has no dummy driver)' : '';
+    log.info(`${iface.created ? 'created' : 'using'} interface ${iface.name}${note} with ${addresses.join(', ')}`);
   }
   let cache: NodeCache;
   try {

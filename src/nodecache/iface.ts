@@ -1,6 +1,8 @@
 // `--setup-interface`: the dummy interface NodeLocal DNSCache creates so its link-local address
 // exists on the node (169.254.20.10/32 on `nodelocaldns`). Made with iproute2's `ip`, undone on
 // exit: an interface we created is deleted, an address we added to an existing one is removed.
+// A kernel built without the dummy driver gets a bridge without ports instead: it holds local
+// addresses the same way and, having no ports, sends nothing anywhere.
 
 import { execFile } from 'node:child_process';
 import { isIPv6 } from 'node:net';
@@ -26,6 +28,8 @@ export interface InterfaceHandle {
   readonly name: string;
   /** Whether this process created the interface (and so deletes it). */
   readonly created: boolean;
+  /** The link type created ('dummy', or 'bridge' where the kernel has no dummy driver); undefined when it existed. */
+  readonly kind?: 'dummy' | 'bridge';
   /** Addresses this process added (removed again when the interface stays). */
   readonly added: readonly string[];
   teardown(): Promise<void>;
@@ -44,9 +48,22 @@ async function exists(ip: IpRunner, name: string): Promise<boolean> {
   }
 }
 
+/** Creates the link: a dummy, else (no dummy driver in this kernel) a bridge without ports. */
+async function createLink(ip: IpRunner, name: string): Promise<'dummy' | 'bridge'> {
+  try {
+    await ip(['link', 'add', name, 'type', 'dummy']);
+    return 'dummy';
+  } catch (e) {
+    if (!/unknown device type|not supported/i.test((e as Error).message)) throw e;
+  }
+  await ip(['link', 'add', name, 'type', 'bridge']);
+  return 'bridge';
+}
+
 export async function setupInterface(name: string, addresses: readonly string[], ip: IpRunner = runIp): Promise<InterfaceHandle> {
   const created = !(await exists(ip, name));
   const added: string[] = [];
+  let kind: 'dummy' | 'bridge' | undefined;
   const undo = async (): Promise<void> => {
     if (created) {
       await ip(['link', 'del', 'dev', name]).catch(() => undefined);
@@ -55,7 +72,7 @@ export async function setupInterface(name: string, addresses: readonly string[],
     for (const a of added) await ip(['addr', 'del', prefix(a), 'dev', name]).catch(() => undefined);
   };
   try {
-    if (created) await ip(['link', 'add', name, 'type', 'dummy']);
+    if (created) kind = await createLink(ip, name);
     for (const a of addresses) {
       try {
         // nodad: a link-local address must be usable at once, not after duplicate detection.
@@ -63,7 +80,7 @@ export async function setupInterface(name: string, addresses: readonly string[],
         added.push(a);
       } catch (e) {
         // Already there (a restart after a crash): fine, and not ours to remove.
-        if (!/exists/i.test((e as Error).message)) throw e;
+        if (!/exists|already assigned/i.test((e as Error).message)) throw e;
       }
     }
     await ip(['link', 'set', 'dev', name, 'up']);
@@ -75,6 +92,7 @@ export async function setupInterface(name: string, addresses: readonly string[],
   return {
     name,
     created,
+    ...(kind ? { kind } : {}),
     added,
     teardown: async () => {
       if (done) return;
