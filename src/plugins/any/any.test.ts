@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCorefile } from '../../corefile/parser.js';
 import type { Directive } from '../../corefile/ast.js';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType } from '../../dns/types.js';
 import { Reply, errorReply } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
+import { testRequest } from '../../testutil/request.js';
 import { AnyPlugin } from './handler.js';
 import { parseAny } from './setup.js';
 
@@ -14,11 +15,7 @@ function directive(corefile: string): Directive {
 }
 
 function request(name: string, type: number, qclass: number = DnsClass.IN): DnsRequest {
-  const raw = encodeMessage({
-    id: 99, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [],
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, type, { id: 99, qclass });
 }
 
 test('any: Corefile syntax', () => {

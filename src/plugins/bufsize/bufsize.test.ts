@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCorefile } from '../../corefile/parser.js';
 import type { Directive } from '../../corefile/ast.js';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage } from '../../dns/codec.js';
 import type { Edns } from '../../dns/types.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
+import { edns as opt, testRequest } from '../../testutil/request.js';
 import { BufsizePlugin, optSizeOffset } from './handler.js';
 import { parseBufsize } from './setup.js';
 
@@ -13,16 +14,11 @@ function directive(corefile: string): Directive {
 }
 
 function request(edns: Edns | undefined, nsid = false): DnsRequest {
-  const raw = encodeMessage({
-    id: 3, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name: 'example.org.', type: 1, class: 1 }], answers: [], authority: [],
-    additional: nsid ? [{ name: 'extra.example.', type: 16, class: 1, ttl: 0, data: { strings: ['x'] } }] : [],
-    edns,
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+  const additional = nsid ? [{ name: 'extra.example.', type: 16, class: 1, ttl: 0, data: { strings: ['x'] } }] : [];
+  return testRequest('example.org.', 1, { id: 3, additional, edns });
 }
 
-const edns = (udpSize: number): Edns => ({ udpSize, version: 0, do: true, zFlags: 0, options: [{ code: 3, data: new Uint8Array(0) }] });
+const edns = (udpSize: number): Edns => opt(udpSize, { do: true, options: [{ code: 3, data: new Uint8Array(0) }] });
 
 test('bufsize: Corefile syntax', () => {
   const cases: Array<{ corefile: string; want?: number; error?: string }> = [

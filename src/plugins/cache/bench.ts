@@ -5,10 +5,10 @@
 // the finalizer (what the server does per UDP query apart from the sockets); the differences
 // are the costs of each step. Also times inserts under eviction (the miss path's store).
 import { Registry } from 'prom-client';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
+import { encodeMessage } from '../../dns/codec.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
-import { DnsRequest, type ClientInfo } from '../../server/request.js';
+import { edns, queryWire, requestOf } from '../../testutil/request.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
@@ -25,12 +25,8 @@ const options: CacheOptions = {
   keepTtl: false,
 };
 
-function query(name: string, id: number, edns: boolean): Buffer {
-  return encodeMessage({
-    id, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name, type: 1, class: 1 }], answers: [], authority: [], additional: [],
-    edns: edns ? { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [] } : undefined,
-  });
+function query(name: string, id: number, withEdns: boolean): Buffer {
+  return queryWire(name, 1, { id, edns: withEdns ? edns() : undefined });
 }
 
 /** What named answers for these names: one A record, NS in authority, glue in additional. */
@@ -41,17 +37,16 @@ function upstreamReply(name: string): Buffer {
     answers: [{ name, type: 1, class: 1, ttl: 300, data: { address: '192.0.2.1' } }],
     authority: [{ name: 'example.test.', type: 2, class: 1, ttl: 300, data: { target: 'ns.example.test.' } }],
     additional: [{ name: 'ns.example.test.', type: 1, class: 1, ttl: 300, data: { address: '127.0.0.1' } }],
-    edns: { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [] },
+    edns: edns(),
   });
 }
 
-const client: ClientInfo = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 53 };
 const name = (i: number): string => `name-${i}.example.test.`;
 
 const plugin = new CachePlugin(options, cacheCells(new Registry(), 'dns://:53', '.'));
 for (let i = 0; i < NAMES; i++) {
   const raw = query(name(i), i, false);
-  void plugin.serve(new DnsRequest(raw, parseQuery(raw), client), () => Reply.fromWire(upstreamReply(name(i)), 0));
+  void plugin.serve(requestOf(raw), () => Reply.fromWire(upstreamReply(name(i)), 0));
 }
 
 // dnsperf sends without EDNS by default; the bench's dig checks with it. Half and half.
@@ -74,10 +69,10 @@ function run(label: string, body: (raw: Buffer) => unknown): number {
   return ns;
 }
 
-const parse = run('parse + DnsRequest', (raw) => new DnsRequest(raw, parseQuery(raw), client));
-const hit = run('… + cache.serve (hit)', (raw) => plugin.serve(new DnsRequest(raw, parseQuery(raw), client), miss));
+const parse = run('parse + DnsRequest', (raw) => requestOf(raw));
+const hit = run('… + cache.serve (hit)', (raw) => plugin.serve(requestOf(raw), miss));
 const full = run('… + finalizeReply', (raw) => {
-  const req = new DnsRequest(raw, parseQuery(raw), client);
+  const req = requestOf(raw);
   return finalizeReply(req, plugin.serve(req, miss) as Reply);
 });
 console.log(`cache hit itself: ${(hit - parse).toFixed(0)} ns; finalizer on a hit: ${(full - hit).toFixed(0)} ns`);
@@ -94,7 +89,7 @@ for (let i = 0; i < inserts; i++) {
   const k = n++ & 4095;
   const raw = floodRaw[k] as Buffer;
   // A fresh reply each time: the server hands the cache bytes it may keep patching.
-  void small.serve(new DnsRequest(raw, parseQuery(raw), client), () => Reply.fromWire(Buffer.from(floodReplies[k] as Buffer), 0));
+  void small.serve(requestOf(raw), () => Reply.fromWire(Buffer.from(floodReplies[k] as Buffer), 0));
 }
 const used = process.cpuUsage(start);
 console.log(`miss + store (capacity 1000, evicting)         ${(((used.user + used.system) * 1000) / inserts).toFixed(0).padStart(5)} ns/query`);

@@ -8,12 +8,11 @@ import { Registry } from 'prom-client';
 import { DnsClient } from '../../dnsclient/client.js';
 import { exampleZone, missing, namedUpstream, sleep, type NamedUpstream } from '../../dnsclient/testing.js';
 import { buildQuery, headerRcode } from '../../dnsclient/wire.js';
-import { parseQuery } from '../../dns/codec.js';
 import { nameToWire } from '../../dns/name.js';
 import { Reply } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
+import { requestOf } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
@@ -208,7 +207,6 @@ describe('cache memory under 100,000 unique names', () => {
       keepTtl: false,
     };
     const plugin = new CachePlugin(options, cacheCells(new Registry(), 'dns://:53', '.'));
-    const client = { transport: 'udp' as const, remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 };
     // The upstream's side is a fixed reply with the asked name written in: the cache sees the
     // same bytes a real upstream sends (A record, owner compressed to the question).
     const answerFor = (raw: Buffer): Buffer => {
@@ -222,7 +220,7 @@ describe('cache memory under 100,000 unique names', () => {
     };
     const ask = async (i: number): Promise<void> => {
       const raw = buildQuery(nameToWire(`n${String(i).padStart(7, '0')}.flood.example.test`), 1, 1, { id: i & 0xffff });
-      const req = new DnsRequest(raw, parseQuery(raw), client);
+      const req = requestOf(raw);
       await plugin.serve(req, (r) => Reply.fromWire(answerFor(r.raw), 0));
     };
     for (let i = 0; i < 20_000; i++) await ask(i);

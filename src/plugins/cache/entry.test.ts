@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import type { Message, ResourceRecord } from '../../dns/types.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
+import { edns, testRequest } from '../../testutil/request.js';
 import { answerFrom, makeEntry, type CacheEntry } from './entry.js';
 import type { CacheOptions } from './options.js';
 
@@ -16,26 +17,7 @@ const OPTS: CacheOptions = {
 };
 
 function request(name: string, opts: { id?: number; rd?: boolean; edns?: boolean; dnssecOk?: boolean } = {}): DnsRequest {
-  const msg: Message = {
-    id: opts.id ?? 1,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: opts.rd ?? true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: 1, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    edns: opts.edns ? { udpSize: 4096, version: 0, do: opts.dnssecOk ?? false, zFlags: 0, options: [] } : undefined,
-  };
-  const raw = encodeMessage(msg);
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5000, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, 1, { id: opts.id, rd: opts.rd, edns: opts.edns ? edns(4096, { do: opts.dnssecOk ?? false }) : undefined });
 }
 
 const a = (name: string, ttl: number, address = '192.0.2.1'): ResourceRecord => ({ name, type: 1, class: 1, ttl, data: { address } });

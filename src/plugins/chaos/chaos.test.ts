@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCorefile } from '../../corefile/parser.js';
 import type { Directive } from '../../corefile/ast.js';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType, type TXTData } from '../../dns/types.js';
 import { errorReply, type Reply } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
+import { testRequest } from '../../testutil/request.js';
 import { ChaosPlugin, trimToCharacterString } from './handler.js';
 import { defaultVersion, parseChaos } from './setup.js';
 
@@ -14,11 +14,7 @@ function directive(corefile: string): Directive {
 }
 
 function request(name: string, type: number, qclass: number): DnsRequest {
-  const raw = encodeMessage({
-    id: 1, qr: false, opcode: 0, aa: false, tc: false, rd: false, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [],
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, type, { qclass, rd: false });
 }
 
 test('chaos: Corefile syntax', () => {

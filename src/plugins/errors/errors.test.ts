@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import type { Directive } from '../../corefile/ast.js';
 import { parseCorefile } from '../../corefile/parser.js';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import { RCode, RRType } from '../../dns/types.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { errorReply, Reply, responseFor } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort, waitFor } from '../../testutil/net.js';
+import { testRequest } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { ErrorsPlugin, type ConsolidateLevel, type ErrorsConfig } from './handler.js';
 import { parseErrors } from './setup.js';
@@ -62,24 +62,7 @@ describe('errors setup: invalid lines name the line', () => {
 });
 
 function request(name = 'www.example.org.', qtype: number = RRType.A): DnsRequest {
-  const raw = encodeMessage({
-    id: 9,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: qtype, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, qtype, { id: 9 });
 }
 
 function capture(): { lines: string[]; plugin: (config: ErrorsConfig) => ErrorsPlugin } {

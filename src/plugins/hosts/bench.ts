@@ -4,12 +4,11 @@
 // Prints CPU ns/query for parse + DnsRequest, then with the handler, then with the finalizer
 // (what the server does per UDP query apart from the sockets); the differences are the costs.
 
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import { RRType } from '../../dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';
 import type { Reply } from '../../server/reply.js';
-import { DnsRequest, type ClientInfo } from '../../server/request.js';
+import { edns, queryWire, requestOf } from '../../testutil/request.js';
 import { HostsPlugin } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
 
@@ -21,11 +20,7 @@ function name(i: number): string {
 }
 
 function query(qname: string, type: number, id: number): Buffer {
-  return encodeMessage({
-    id, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name: qname, type, class: 1 }], answers: [], authority: [], additional: [],
-    edns: { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [] },
-  });
+  return queryWire(qname, type, { id, edns: edns() });
 }
 
 const hostsText = Array.from({ length: NAMES }, (_, i) => `10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255} ${name(i).slice(0, -1)}`).join('\n');
@@ -36,7 +31,6 @@ const plugin = new HostsPlugin(
 );
 const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
 
-const client: ClientInfo = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 53 };
 // Many distinct packets in a scattered order, as dnsperf sends them: the lookups miss the CPU
 // caches as they do in the server, and every query brings a fresh name string to hash.
 const PACKETS = 1 << 16;
@@ -61,10 +55,10 @@ function run(label: string, body: (raw: Buffer) => unknown): number {
 }
 
 console.log(`hosts: ${NAMES} names loaded and encoded in ${loadMs.toFixed(1)} ms; ${total} queries per run`);
-const base = run('parse + request', (raw) => new DnsRequest(raw, parseQuery(raw), client).name.length > 0);
-const handled = run('parse + request + handler', (raw) => plugin.serve(new DnsRequest(raw, parseQuery(raw), client), next));
+const base = run('parse + request', (raw) => requestOf(raw).name.length > 0);
+const handled = run('parse + request + handler', (raw) => plugin.serve(requestOf(raw), next));
 const finalized = run('parse + request + handler + finalize', (raw) => {
-  const req = new DnsRequest(raw, parseQuery(raw), client);
+  const req = requestOf(raw);
   return finalizeReply(req, plugin.serve(req, next) as Reply).length > 0;
 });
 console.log(`=> handler ≈ ${(handled - base).toFixed(0)} ns/query, finalize ≈ ${(finalized - handled).toFixed(0)} ns/query`);

@@ -4,22 +4,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType, type Edns, type Message } from '../../dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';
 import { Reply } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
 import { gauge } from '../../server/metrics.js';
+import { testRequest } from '../../testutil/request.js';
 import { HostsPlugin, type HostsConfig } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
 
 function request(name: string, type: number, qclass: number = DnsClass.IN, edns?: Edns): DnsRequest {
-  const raw = encodeMessage({
-    id: 4242, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: true, rcode: 0,
-    questions: [{ name, type, class: qclass }], answers: [], authority: [], additional: [], edns,
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, type, { id: 4242, qclass, cd: true, edns });
 }
 
 const NEXT_MARK = Reply.of({

@@ -1,31 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import type { Edns } from '../../dns/types.js';
-import { DnsRequest, type ClientInfo } from '../../server/request.js';
+import type { ClientInfo, DnsRequest } from '../../server/request.js';
+import { testRequest } from '../../testutil/request.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, flagsOf, formatSeconds, render } from './format.js';
 
 function request(opts: { name?: string; qtype?: number; qclass?: number; id?: number; edns?: Edns; client?: Partial<ClientInfo> } = {}): DnsRequest {
-  const raw = encodeMessage({
-    id: opts.id ?? 29008,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name: opts.name ?? 'Example.org.', type: opts.qtype ?? 1, class: opts.qclass ?? 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    edns: opts.edns,
-  });
-  const client: ClientInfo = { transport: 'udp', remoteAddress: '::1', remotePort: 50759, localAddress: '::1', localPort: 53, ...opts.client };
-  return new DnsRequest(raw, parseQuery(raw), client);
+  const client: Partial<ClientInfo> = { remoteAddress: '::1', remotePort: 50759, localAddress: '::1', ...opts.client };
+  return testRequest(opts.name ?? 'Example.org.', opts.qtype ?? 1, { id: opts.id ?? 29008, qclass: opts.qclass, edns: opts.edns, client });
 }
 
 /** A response header with these flag bytes (the rest is irrelevant to the flags). */

@@ -1,35 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import { a, ns, soa } from '../../dns/rr.js';
 import { RCode, RRType, type Message } from '../../dns/types.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
 import { dig } from '../../testutil/dig.js';
+import { testRequest } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { compileFormat } from './format.js';
 import { classify, LogPlugin, type LogRule, type ResponseClass } from './handler.js';
 
 function request(name = 'www.example.org.', qtype: number = RRType.A): DnsRequest {
-  const raw = encodeMessage({
-    id: 7,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: qtype, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, qtype, { id: 7 });
 }
 
 const SOA = soa('example.org.', 60, { mname: 'ns.example.org.', rname: 'h.example.org.', serial: 1, refresh: 7200, retry: 1800, expire: 86400, minimum: 60 });

@@ -5,54 +5,20 @@
 // The reply is finalized once up front: the server finalizes every reply anyway, so that cost
 // is not the plugin's.
 
-import { Registry } from 'prom-client';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
+import { encodeMessage } from '../../dns/codec.js';
 import { RRType } from '../../dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
-import { createLogger } from '../../server/log.js';
-import type { BlockInfo, Next, Shared } from '../../server/plugin.js';
+import type { Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
+import { edns, testBlock, testRequest, testShared } from '../../testutil/request.js';
 import { PrometheusPlugin } from './handler.js';
 
 function request(name: string, qtype: number): DnsRequest {
-  const raw = encodeMessage({
-    id: 4242,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: qtype, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    edns: { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [] },
-  });
-  const req = new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 53 });
-  req.zone = 'cluster.local.';
-  return req;
+  return testRequest(name, qtype, { id: 4242, edns: edns(), zone: 'cluster.local.' });
 }
 
-function shared(): Shared {
-  const map = new Map<string, unknown>();
-  return {
-    metrics: new Registry(),
-    log: createLogger(() => undefined),
-    singleton<T>(key: string, create: () => T): T {
-      if (!map.has(key)) map.set(key, create());
-      return map.get(key) as T;
-    },
-  };
-}
-
-const block: BlockInfo = { keys: [], zones: ['cluster.local.'], port: 53, settings: { listenAddresses: [] },
-  plugins: [], file: 'Corefile', line: 1 };
+const block = testBlock(['cluster.local.']);
 
 function nsPerCall(label: string, n: number, fn: () => void): number {
   for (let i = 0; i < n / 10; i++) fn(); // warm-up: let the JIT settle
@@ -72,7 +38,7 @@ const replies = queries.map((q) => {
 });
 let k = 0;
 const chain: Next = (req) => replies[queries.indexOf(req)];
-const plugin = new PrometheusPlugin({ address: { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' } }, shared(), block);
+const plugin = new PrometheusPlugin({ address: { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' } }, testShared(), block);
 
 for (let round = 1; round <= 3; round++) {
   const base = nsPerCall(`round ${round}: chain alone`, N, () => {

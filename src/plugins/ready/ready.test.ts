@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
-import { Registry } from 'prom-client';
 import type { Directive } from '../../corefile/ast.js';
 import { parseCorefile } from '../../corefile/parser.js';
 import { createLogger } from '../../server/log.js';
-import type { ServerControl, Shared } from '../../server/plugin.js';
+import type { ServerControl } from '../../server/plugin.js';
 import { freePort } from '../../testutil/net.js';
+import { testShared } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { readyAnswer, ReadyPlugin, type MonitorMode, type Readiness } from './handler.js';
 import { parseReady } from './setup.js';
@@ -69,18 +69,6 @@ describe('readyAnswer', () => {
     assert.deepEqual([...seen], ['kubernetes|cluster.local.']);
   });
 });
-
-function testShared(): Shared {
-  const map = new Map<string, unknown>();
-  return {
-    metrics: new Registry(),
-    log: createLogger(() => undefined),
-    singleton<T>(key: string, create: () => T): T {
-      if (!map.has(key)) map.set(key, create());
-      return map.get(key) as T;
-    },
-  };
-}
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url);

@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCorefile } from '../../corefile/parser.js';
 import type { Directive } from '../../corefile/ast.js';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RRType } from '../../dns/types.js';
-import { DnsRequest, type ClientInfo } from '../../server/request.js';
+import type { ClientInfo, DnsRequest } from '../../server/request.js';
+import { testRequest } from '../../testutil/request.js';
 import { WhoamiPlugin } from './handler.js';
 import { parseWhoami } from './setup.js';
 
@@ -13,11 +14,7 @@ function directive(corefile: string): Directive {
 }
 
 function request(name: string, client: Partial<ClientInfo>, qclass: number = DnsClass.IN): DnsRequest {
-  const raw = encodeMessage({
-    id: 7, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name, type: RRType.A, class: qclass }], answers: [], authority: [], additional: [],
-  });
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 53, ...client });
+  return testRequest(name, RRType.A, { id: 7, qclass, client });
 }
 
 test('whoami: Corefile syntax', () => {
