@@ -175,7 +175,8 @@ export interface QueryOptions {
 
 /**
  * A query for one question in wire form, from the name's uncompressed wire bytes. Used for the
- * probes kdns sends itself (health checks, loop detection), never for forwarded client queries.
+ * queries kdns sends itself (health checks, loop detection, node-resolver's lookups), never for
+ * forwarded client queries.
  */
 export function buildQuery(nameWire: Uint8Array, qtype: number, qclass: number, opts: QueryOptions = {}): Buffer {
   const optLen = opts.ednsUdpSize !== undefined ? 11 : 0;

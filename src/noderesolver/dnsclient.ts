@@ -6,8 +6,9 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
-import { decodeMessage, encodeMessage } from '../dns/codec.js';
-import { nameEquals } from '../dns/name.js';
+import { decodeMessage } from '../dns/codec.js';
+import { nameEquals, nameToWire } from '../dns/name.js';
+import { buildQuery } from '../dnsclient/wire.js';
 import { DnsClass, RCode, RRType } from '../dns/types.js';
 import type { AddressData, Message, NameData } from '../dns/types.js';
 
@@ -43,25 +44,7 @@ const EDNS_UDP_SIZE = 1232;
 
 function query(name: string, type: AddressType): { id: number; wire: Buffer } {
   const id = randomInt(0, 0x10000);
-  const msg: Message = {
-    id,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: RRType[type], class: DnsClass.IN }],
-    answers: [],
-    authority: [],
-    additional: [],
-    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: false, zFlags: 0, options: [] },
-  };
-  return { id, wire: encodeMessage(msg) };
+  return { id, wire: buildQuery(nameToWire(name), RRType[type], DnsClass.IN, { id, ednsUdpSize: EDNS_UDP_SIZE }) };
 }
 
 /** The reply to our question, or undefined for a stray packet (wrong ID or question: ignore it). */
