@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitFor } from '../testutil/net.js';
 import { BEGIN_MARKER, END_MARKER, parseHosts } from '../noderesolver/hostsblock.js';
-import { startNamed } from '../noderesolver/testnamed.js';
-import type { NamedServer } from '../noderesolver/testnamed.js';
-import { kdnsCommand, runKdns, startKdns } from '../operator/runkdns.js';
+import { kdnsCommand, runKdns, startKdns } from '../testutil/kdns.js';
+import { startNamed, type NamedServer } from '../testutil/upstream.js';
 
 const zone = (ip: string): Record<string, string> => ({ 'cluster.local': `reg.ns.svc IN A ${ip}` });
 let named: NamedServer;

@@ -7,7 +7,8 @@ import { nameToWire } from '../dns/name.js';
 import { freePort } from '../testutil/net.js';
 import { DnsClient, hostPort, type Proto } from './client.js';
 import { ExchangeError } from './errors.js';
-import { exampleZone, missing, namedUpstream, selfSignedCert, sleep, slowUpstream, type NamedUpstream } from './testing.js';
+import { sleep } from '../testutil/net.js';
+import { exampleZone, missing, namedUpstream, selfSignedCert, slowUpstream, type NamedUpstream } from '../testutil/upstream.js';
 import { buildQuery, fullRcode, readU16, scanMessage } from './wire.js';
 
 const A = 1;

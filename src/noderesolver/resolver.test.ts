@@ -12,8 +12,7 @@ import { BEGIN_MARKER, END_MARKER, parseHosts } from './hostsblock.js';
 import { withLock } from './hostsfile.js';
 import { serviceName, syncOnce } from './resolver.js';
 import type { SyncOptions } from './resolver.js';
-import { startNamed } from './testnamed.js';
-import type { NamedServer } from './testnamed.js';
+import { startNamed, type NamedServer } from '../testutil/upstream.js';
 
 const ZONE = 'cluster.local';
 const bigRRset = Array.from({ length: 90 }, (_, i) => `big.ns.svc IN A 10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`).join('\n');

@@ -8,10 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { startNamed } from '../noderesolver/testnamed.js';
 import { dig } from '../testutil/dig.js';
+import { startKdns } from '../testutil/kdns.js';
 import { freePort, waitFor } from '../testutil/net.js';
-import { startKdns } from './runkdns.js';
+import { startNamed } from '../testutil/upstream.js';
 
 const dnsResource = (plugins: unknown[]): string =>
   JSON.stringify({ apiVersion: 'operator.openshift.io/v1', kind: 'DNS', metadata: { name: 'default' }, spec: { pluginConfig: { forwardPlugins: plugins } } }, null, 2);

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DnsClient } from '../../dnsclient/client.js';
-import { exampleZone, namedUpstream } from '../../dnsclient/testing.js';
+import { exampleZone, namedUpstream } from '../../testutil/upstream.js';
 import { buildQuery, headerRcode } from '../../dnsclient/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { createLogger } from '../../server/log.js';

@@ -7,22 +7,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { DnsClient } from '../../dnsclient/client.js';
-import {
-  exampleZone,
-  missing,
-  namedUpstream,
-  rootZone,
-  selfSignedCert,
-  sleep,
-  slowUpstream,
-  truncatingUpstream,
-  type NamedUpstream,
-} from '../../dnsclient/testing.js';
 import { buildQuery, headerRcode, readU16 } from '../../dnsclient/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { dig } from '../../testutil/dig.js';
-import { freePort } from '../../testutil/net.js';
+import { freePort, sleep } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { exampleZone, missing, namedUpstream, rootZone, selfSignedCert, slowUpstream, truncatingUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
 

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { parseCorefile } from '../../corefile/parser.js';
-import { exampleZone, missing, namedUpstream, sleep, type NamedUpstream } from '../../dnsclient/testing.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { startServer, type KdnsServer } from '../../server/server.js';
 import type { SetupContext } from '../../server/plugin.js';
 import { dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
+import { freePort, sleep, waitFor } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 import { setup } from './setup.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');

@@ -1,7 +1,7 @@
 // Test support: real upstream servers (BIND's named from Debian's bind9 package) started on
 // loopback ports, and the two scripted responders for faults no real server can be told to
-// produce. Used by the tests of dnsclient, forward, cache and loop; nothing here is imported by
-// code that serves queries.
+// produce. Used by the tests of dnsclient, forward, cache, loop, node-resolver and the operator;
+// nothing here is imported by code that serves queries.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,8 +15,6 @@ export function missing(binary: string, debianPackage: string): string | undefin
   const found = spawnSync('sh', ['-c', `command -v ${binary} || test -x /usr/sbin/${binary}`]).status === 0;
   return found ? undefined : `needs ${binary} (Debian package ${debianPackage})`;
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One query as named's query log shows it. */
 export interface LoggedQuery {
@@ -48,6 +46,11 @@ export interface NamedOptions {
   options?: string;
   /** Be a forwarding resolver (`forward only`) to this port on 127.0.0.1 instead of answering recursion-less. */
   forwardTo?: number;
+  /**
+   * named's minimal-responses. Default "no": authority and additional sections filled as a real
+   * upstream fills them. "no-auth-recursive" is BIND's own default.
+   */
+  minimalResponses?: 'no' | 'yes' | 'no-auth' | 'no-auth-recursive';
 }
 
 /** A running named; `stop()` kills it, `start()` brings it back on the same ports. */
@@ -60,8 +63,14 @@ export class NamedUpstream {
 
   constructor(readonly opts: NamedOptions) {
     this.dir = mkdtempSync(join(tmpdir(), 'kdns-named-'));
+    this.writeConfig(opts.zones);
+  }
+
+  /** named.conf and one file per zone in the scratch directory. */
+  private writeConfig(zones: Record<string, string>): void {
+    const opts = this.opts;
     const zoneDecls: string[] = [];
-    for (const [origin, text] of Object.entries(opts.zones)) {
+    for (const [origin, text] of Object.entries(zones)) {
       const file = join(this.dir, `${origin || 'root'}.zone`);
       writeFileSync(file, text);
       zoneDecls.push(`zone "${origin || '.'}" { type primary; file "${file}"; };`);
@@ -88,7 +97,7 @@ options {
   dnssec-validation no;
   notify no;
   querylog yes;
-  minimal-responses no;
+  minimal-responses ${opts.minimalResponses ?? 'no'};
   ${opts.options ?? ''}
 };
 ${zoneDecls.join('\n')}
@@ -155,6 +164,13 @@ ${zoneDecls.join('\n')}
     }
   }
 
+  /** Stops named, rewrites its zones when given (a changed answer, as after a Service IP change), and starts it again on the same ports. */
+  async restart(zones?: Record<string, string>): Promise<void> {
+    await this.stop();
+    if (zones) this.writeConfig(zones);
+    await this.start();
+  }
+
   /** Stops and removes the scratch directory. */
   async dispose(): Promise<void> {
     await this.stop();
@@ -170,6 +186,32 @@ ${zoneDecls.join('\n')}
 
 export function namedUpstream(opts: NamedOptions): NamedUpstream {
   return new NamedUpstream(opts);
+}
+
+/** Zone text from records ("www IN A 10.0.0.1" lines), with SOA and NS filled in. */
+export function zoneFile(records: string): string {
+  return `$TTL 5\n@ IN SOA ns root 1 60 60 600 5\n@ IN NS ns\nns IN A 127.0.0.1\n${records}\n`;
+}
+
+/** A running named from `startNamed`; its zones are given as records only. */
+export interface NamedServer {
+  port: number;
+  dir: string;
+  /** Rewrites the zones and restarts named on the same port (a changed answer, as after a Service IP change). */
+  restart(zones?: Record<string, string>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts named on `port` (pick one with freePort) for `zones` (origin → records, SOA and NS
+ * filled in by zoneFile), with BIND's default minimal responses: the plain authoritative server
+ * node-resolver, the operator's forwarding and the node cache are tested against.
+ */
+export async function startNamed(port: number, zones: Record<string, string>): Promise<NamedServer> {
+  const full = (z: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(z).map(([origin, records]) => [origin, zoneFile(records)]));
+  const named = new NamedUpstream({ port, zones: full(zones), minimalResponses: 'no-auth-recursive' });
+  await named.start();
+  return { port, dir: named.dir, restart: (next) => named.restart(next && full(next)), stop: () => named.stop() };
 }
 
 /**
