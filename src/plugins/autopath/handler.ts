@@ -51,8 +51,8 @@ interface Walk {
   found?: { name: string; reply: Reply };
   /** The reply to the first candidate (classic mode returns it when nothing is found). */
   first?: Reply;
-  /** Smallest negative-caching TTL among the NXDOMAIN replies. */
-  negativeTtl?: number;
+  /** The NXDOMAIN replies, read for their TTLs only if nothing is found (most lookups find something). */
+  denials: Reply[];
   /** Whether the last candidate (the name as given) failed rather than said NXDOMAIN. */
   lastFailed: boolean;
 }
@@ -70,6 +70,16 @@ function negativeTtl(msg: Message): number | undefined {
   const soa = msg.authority.find((r) => r.type === RRType.SOA);
   if (!soa) return undefined;
   return Math.min(soa.ttl, (soa.data as SOAData).minimum);
+}
+
+/** The shortest time any of these denials may be cached (a denial without SOA counts as DEFAULT_TTL). */
+function smallestNegativeTtl(denials: readonly Reply[]): number | undefined {
+  let min: number | undefined;
+  for (const d of denials) {
+    const ttl = negativeTtl(d.view()) ?? DEFAULT_TTL;
+    if (min === undefined || ttl < min) min = ttl;
+  }
+  return min;
 }
 
 function minTtl(records: readonly ResourceRecord[]): number | undefined {
@@ -141,11 +151,11 @@ export class AutopathPlugin implements Plugin {
     const candidates = candidateNames(ap.base, this.apSearchPaths(req, ap.namespace, ap.zone));
     const walk = await this.walk(req, next, candidates, withoutOption(req.edns, this.config.optionCode), false);
     if (walk.found) return this.answerWith(req, walk.found.name, walk.found.reply);
-    if (walk.lastFailed && walk.negativeTtl === undefined) {
+    if (walk.lastFailed && walk.denials.length === 0) {
       // No candidate said NXDOMAIN and the name itself failed: an outage, not a name that does not exist.
       return errorReply(req, RCode.SERVFAIL, new PluginError('autopath', RCode.SERVFAIL, `${req.qname}: no search-path candidate could be looked up`));
     }
-    return this.nameError(req, walk.negativeTtl);
+    return this.nameError(req, smallestNegativeTtl(walk.denials));
   }
 
   /** NXDOMAIN for an ap.k8s.io name, with an SOA of that zone made as the kubernetes plugin makes its own. */
@@ -204,7 +214,7 @@ export class AutopathPlugin implements Plugin {
    * `firstIsQuery`, the first candidate is the query itself (classic mode) and is asked as is.
    */
   private async walk(req: DnsRequest, next: Next, candidates: readonly string[], edns: Edns | undefined, firstIsQuery: boolean): Promise<Walk> {
-    const out: Walk = { lastFailed: false };
+    const out: Walk = { lastFailed: false, denials: [] };
     let tried = 0;
     for (let i = 0; i < candidates.length; i++) {
       const name = candidates[i] as string;
@@ -223,11 +233,7 @@ export class AutopathPlugin implements Plugin {
         out.found = { name, reply: reply as Reply };
         break;
       }
-      if (verdict === 'negative') {
-        const ttl = negativeTtl((reply as Reply).view());
-        if (ttl !== undefined) out.negativeTtl = out.negativeTtl === undefined ? ttl : Math.min(out.negativeTtl, ttl);
-        else out.negativeTtl ??= DEFAULT_TTL;
-      }
+      if (verdict === 'negative') out.denials.push(reply as Reply);
     }
     this.deps.metrics.candidates.observe(tried);
     return out;
