@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Directive, Position } from './ast.js';
 import {
   argPosition,
+  blockProperties,
   duplicateProperty,
   expectArgs,
   formatDuration,
@@ -187,4 +188,26 @@ describe('property and argument errors', () => {
       [{ file: 'Corefile', line: 4 }, { file: 'Corefile', line: 6 }, { file: 'Corefile', line: 4 }],
     );
   });
+});
+
+describe('blockProperties', () => {
+  const at = (line: number, name: string, args: string[] = [], extra: Partial<Directive> = {}): Directive => ({ ...dir(name, args, extra), line });
+  const walk = (block: Directive[], key?: (p: Directive) => string | undefined): string[] =>
+    [...blockProperties(dir('cache', [], { block }), 'cache', key)].map((p) => `${p.line} ${p.name}`);
+  const perType = (p: Directive): string | undefined => (p.name.includes('.') ? undefined : `${p.name} ${p.args[0] ?? ''}`);
+  const cases: Array<{ name: string; block: Directive[]; key?: (p: Directive) => string | undefined; want?: string[]; error?: string }> = [
+    { name: 'every line, in order', block: [at(5, 'success', ['1']), at(6, 'denial', ['1']), at(7, 'typo')], want: ['5 success', '6 denial', '7 typo'] },
+    { name: 'no block: nothing', block: [], want: [] },
+    { name: 'a property twice', block: [at(5, 'success'), at(6, 'success')], error: 'Corefile:6: duplicate property "success" in cache block' },
+    { name: 'a property with a block', block: [at(5, 'success', [], { block: [] })], error: 'Corefile:5: "success" does not take a block' },
+    { name: 'key: same name, other key', block: [at(5, 'disable', ['success']), at(6, 'disable', ['denial'])], key: perType, want: ['5 disable', '6 disable'] },
+    { name: 'key: same key twice', block: [at(5, 'disable', ['success']), at(6, 'disable', ['success'])], key: perType, error: 'Corefile:6: duplicate property "disable" in cache block' },
+    { name: 'no key: unchecked', block: [at(5, '10.0.0.1', [], { block: [] }), at(6, '10.0.0.1')], key: perType, want: ['5 10.0.0.1', '6 10.0.0.1'] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      if (c.error) assert.throws(() => walk(c.block, c.key), { name: 'CorefileError', message: c.error });
+      else assert.deepEqual(walk(c.block, c.key), c.want);
+    });
+  }
 });

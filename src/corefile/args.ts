@@ -144,6 +144,26 @@ export function noBlockAllowed(d: Directive): void {
   if (d.block !== undefined) throw CorefileError.at(d, `"${d.name}" does not take a block`);
 }
 
+/**
+ * The lines of `d`'s block, in order, each checked on the way out: a property may appear once
+ * (duplicateProperty) and takes no block of its own (noBlockAllowed). `key` says what counts
+ * as the same property (default its name; e.g. cache's `disable` once per type); a line it
+ * gives no key for is passed on unchecked (e.g. hosts' inline entries). The caller's switch
+ * ends in unknownProperty.
+ */
+export function* blockProperties(d: Directive, plugin: string, key: (prop: Directive) => string | undefined = (prop) => prop.name): Generator<Directive> {
+  const seen = new Set<string>();
+  for (const prop of d.block ?? []) {
+    const id = key(prop);
+    if (id !== undefined) {
+      if (seen.has(id)) duplicateProperty(prop, plugin);
+      seen.add(id);
+      noBlockAllowed(prop);
+    }
+    yield prop;
+  }
+}
+
 /** An argument of `d` that is wrong for the reason `why`; the error points at its line. */
 export function invalidArg(d: Directive, arg: string, why: string): never {
   const index = d.args.indexOf(arg);

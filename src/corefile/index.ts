@@ -14,6 +14,7 @@ export {
   unknownProperty,
   duplicateProperty,
   noBlockAllowed,
+  blockProperties,
   invalidArg,
   type DurationOptions,
   type IntOptions,

@@ -1,13 +1,5 @@
 // `cache [TTL] [ZONES...] { ... }` → CacheOptions, with CoreDNS's defaults and ranges.
-import {
-  argPosition,
-  duplicateProperty,
-  expectArgs,
-  invalidArg,
-  noBlockAllowed,
-  parseDuration,
-  parseIntArg,
-} from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
 
@@ -118,13 +110,9 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
     firstZone = 1;
   }
   o.zones = args.length > firstZone ? zonesFrom(d, args.slice(firstZone), firstZone) : [...blockZones];
-  const seen = new Set<string>();
-  for (const prop of d.block ?? []) {
-    // `disable` may appear once per type; the rest once each.
-    const id = prop.name === 'disable' ? `disable ${prop.args[0] ?? ''}` : prop.name;
-    if (seen.has(id)) duplicateProperty(prop, 'cache');
-    seen.add(id);
-    noBlockAllowed(prop);
+  // `disable` may appear once per type; the rest once each.
+  const once = (prop: Directive): string => (prop.name === 'disable' ? `disable ${prop.args[0] ?? ''}` : prop.name);
+  for (const prop of blockProperties(d, 'cache', once)) {
     switch (prop.name) {
       case 'success':
         parseTypeSettings(prop, o.success);
@@ -154,7 +142,7 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
         o.keepTtl = true;
         break;
       default:
-        throw CorefileError.at(prop, `unknown property "${prop.name}" in cache block`);
+        unknownProperty(prop, 'cache');
     }
   }
   return o;

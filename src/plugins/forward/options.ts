@@ -1,15 +1,6 @@
 // `forward FROM TO... { ... }` → ForwardOptions. Pure apart from reading the files the directive
 // names (resolv.conf, TLS material), which the caller passes in, so tests run from tables.
-import {
-  argPosition,
-  duplicateProperty,
-  expectArgs,
-  invalidArg,
-  noBlockAllowed,
-  parseDuration,
-  parseIntArg,
-  unknownProperty,
-} from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { RCode } from '../../dns/types.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
@@ -164,11 +155,7 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
     next: [],
     failfastAllUnhealthy: false,
   };
-  const seen = new Set<string>();
-  for (const prop of d.block ?? []) {
-    if (seen.has(prop.name)) duplicateProperty(prop, 'forward');
-    seen.add(prop.name);
-    noBlockAllowed(prop);
+  for (const prop of blockProperties(d, 'forward')) {
     switch (prop.name) {
       case 'except':
         o.except = expectArgs(prop, 1).map((_, i) => zoneArg(prop, i, 'except name'));

@@ -1,14 +1,5 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
-import {
-  argPosition,
-  duplicateProperty,
-  expectArgs,
-  invalidArg,
-  noBlockAllowed,
-  parseDuration,
-  parseIntArg,
-  unknownProperty,
-} from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, noBlockAllowed, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
 import { gauge } from '../../server/metrics.js';
@@ -52,14 +43,9 @@ export function parseHosts(d: Directive, blockZones: readonly string[], corefile
   const path = file === undefined ? DEFAULT_HOSTS_PATH : isAbsolute(file) ? file : resolve(dirname(corefilePath), file);
   const zones = zoneArgs.length > 0 ? zoneArgs.flatMap((z) => normalizeZones(z, d)) : [...blockZones];
   const config: HostsConfig = { path, zones, ttl: DEFAULT_TTL, autoReverse: true, reloadMs: DEFAULT_RELOAD_MS, inline: [] };
-  const seen = new Set<string>();
-  for (const prop of d.block ?? []) {
-    const isOption = ['ttl', 'no_reverse', 'reload', 'fallthrough'].includes(prop.name);
-    if (isOption) {
-      if (seen.has(prop.name)) duplicateProperty(prop, 'hosts');
-      seen.add(prop.name);
-      noBlockAllowed(prop);
-    }
+  // Options appear once each; inline entries are checked by parseInline.
+  const option = (prop: Directive): string | undefined => (['ttl', 'no_reverse', 'reload', 'fallthrough'].includes(prop.name) ? prop.name : undefined);
+  for (const prop of blockProperties(d, 'hosts', option)) {
     switch (prop.name) {
       case 'ttl':
         config.ttl = parseTtl(prop);

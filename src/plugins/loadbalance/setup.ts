@@ -1,4 +1,4 @@
-import { argPosition, duplicateProperty, expectArgs, noBlockAllowed, unknownProperty } from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { LoadBalancePlugin } from './handler.js';
@@ -29,11 +29,7 @@ export function parseLoadBalance(d: Directive): Subnet[] {
     if (inline[0] !== 'prefer') throw CorefileError.at(argPosition(d, d.args.indexOf(inline[0] as string)), `unexpected "${inline[0]}" after round_robin (expected prefer CIDR...)`);
     prefer = subnets(d, inline.slice(1), d.args.length - inline.length + 1);
   }
-  const seen = new Set<string>();
-  for (const prop of d.block ?? []) {
-    if (seen.has(prop.name)) duplicateProperty(prop, 'loadbalance');
-    seen.add(prop.name);
-    noBlockAllowed(prop);
+  for (const prop of blockProperties(d, 'loadbalance')) {
     if (prop.name === 'prefer') prefer = [...prefer, ...subnets(prop, expectArgs(prop, 1), 0)];
     else if (prop.name === 'reload') throw CorefileError.at(prop, 'reload only applies to the weighted policy, which kdns does not have');
     else unknownProperty(prop, 'loadbalance');
