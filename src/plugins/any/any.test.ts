@@ -1,18 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType } from '../../dns/types.js';
 import { Reply, errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { testRequest } from '../../testutil/request.js';
 import { AnyPlugin } from './handler.js';
 import { parseAny } from './setup.js';
-
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
 
 function request(name: string, type: number, qclass: number = DnsClass.IN): DnsRequest {
   return testRequest(name, type, { id: 99, qclass });
@@ -25,7 +20,7 @@ test('any: Corefile syntax', () => {
     { corefile: '. {\n  any {\n  }\n}', error: 'Corefile:2: "any" does not take a block' },
   ];
   for (const c of cases) {
-    const d = directive(c.corefile);
+    const d = firstDirective(c.corefile);
     if (c.error) assert.throws(() => parseAny(d), { message: c.error }, c.corefile);
     else assert.doesNotThrow(() => parseAny(d), c.corefile);
   }

@@ -1,14 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NetworkInterfaceInfo } from 'node:os';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { canonicalIp, isLinkLocal, type InterfaceTable } from './handler.js';
 import { parseBind } from './setup.js';
-
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
 
 function iface(address: string): NetworkInterfaceInfo {
   const v6 = address.includes(':');
@@ -49,7 +44,7 @@ test('bind: Corefile syntax', () => {
     },
   ];
   for (const c of cases) {
-    const d = directive(c.corefile);
+    const d = firstDirective(c.corefile);
     if (c.error) assert.throws(() => parseBind(d, interfaces), { message: c.error }, c.corefile);
     else assert.deepEqual(parseBind(d, interfaces), c.want, c.corefile);
   }

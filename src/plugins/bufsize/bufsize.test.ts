@@ -1,17 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
 import { decodeMessage } from '../../dns/codec.js';
 import type { Edns } from '../../dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { edns as opt, testRequest } from '../../testutil/request.js';
 import { BufsizePlugin, optSizeOffset } from './handler.js';
 import { parseBufsize } from './setup.js';
-
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
 
 function request(edns: Edns | undefined, nsid = false): DnsRequest {
   const additional = nsid ? [{ name: 'extra.example.', type: 16, class: 1, ttl: 0, data: { strings: ['x'] } }] : [];
@@ -32,7 +27,7 @@ test('bufsize: Corefile syntax', () => {
     { corefile: '. {\n  bufsize {\n  }\n}', error: 'Corefile:2: "bufsize" does not take a block' },
   ];
   for (const c of cases) {
-    const d = directive(c.corefile);
+    const d = firstDirective(c.corefile);
     if (c.error) assert.throws(() => parseBufsize(d), { message: c.error }, c.corefile);
     else assert.equal(parseBufsize(d), c.want, c.corefile);
   }

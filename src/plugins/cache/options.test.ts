@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
 import { parseCache, type CacheOptions } from './options.js';
 
 function parse(body: string): CacheOptions {
-  const blocks = parseCorefile(`example.org:53 {\n${body}\n}\n`, { file: 'Corefile' });
-  return parseCache(blocks[0]?.directives[0] as Directive, ['example.org.']);
+  return parseCache(directiveIn(body, 'example.org:53'), ['example.org.']);
 }
 
 describe('cache options', () => {
@@ -89,14 +87,7 @@ describe('cache options', () => {
   ];
   for (const c of bad) {
     it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, () => {
-      assert.throws(
-        () => parse(c.corefile),
-        (e: unknown) => {
-          assert.ok(e instanceof CorefileError, String(e));
-          assert.equal(e.message, c.error);
-          return true;
-        },
-      );
+      assertCorefileError(() => parse(c.corefile), c.error);
     });
   }
 });

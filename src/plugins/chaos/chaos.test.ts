@@ -1,17 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
 import { DnsClass, RCode, RRType, type TXTData } from '../../dns/types.js';
 import { errorReply, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { testRequest } from '../../testutil/request.js';
 import { ChaosPlugin, trimToCharacterString } from './handler.js';
 import { defaultVersion, parseChaos } from './setup.js';
-
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
 
 function request(name: string, type: number, qclass: number): DnsRequest {
   return testRequest(name, type, { qclass, rd: false });
@@ -25,7 +20,7 @@ test('chaos: Corefile syntax', () => {
     { corefile: '. {\n  chaos v1 {\n  }\n}', error: 'Corefile:2: "chaos" does not take a block' },
   ];
   for (const c of cases) {
-    const d = directive(c.corefile);
+    const d = firstDirective(c.corefile);
     if (c.error) assert.throws(() => parseChaos(d, 'kdns-test'), { message: c.error }, c.corefile);
     else assert.deepEqual(parseChaos(d, 'kdns-test'), c.want, c.corefile);
   }

@@ -1,13 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
 import { RCode, RRType } from '../../dns/types.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { errorReply, Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort, waitFor } from '../../testutil/net.js';
 import { testRequest } from '../../testutil/request.js';
@@ -15,14 +13,9 @@ import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { ErrorsPlugin, type ConsolidateLevel, type ErrorsConfig } from './handler.js';
 import { parseErrors } from './setup.js';
 
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
-
 /** Config as plain values (RegExp → source) for comparison. */
 function shown(text: string) {
-  const c = parseErrors(directive(text));
+  const c = parseErrors(directiveIn(text));
   return { stacktrace: c.stacktrace, consolidate: c.consolidate.map((r) => [r.periodMs, r.source, r.level]) };
 }
 
@@ -58,7 +51,7 @@ describe('errors setup: invalid lines name the line', () => {
     { name: 'bad level', corefile: 'errors {\n consolidate 5m x fatal\n}', error: 'Corefile:3: unknown log level "fatal" in consolidate (expected warning, error, info, debug)' },
     { name: 'stacktrace with an argument', corefile: 'errors {\n stacktrace yes\n}', error: 'Corefile:3: wrong argument count for "stacktrace": expected no arguments, got 1' },
   ];
-  for (const c of cases) test(c.name, () => assert.throws(() => parseErrors(directive(c.corefile)), { message: c.error }));
+  for (const c of cases) test(c.name, () => assert.throws(() => parseErrors(directiveIn(c.corefile)), { message: c.error }));
 });
 
 function request(name = 'www.example.org.', qtype: number = RRType.A): DnsRequest {

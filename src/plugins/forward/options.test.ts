@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
 import { parseForward, type ForwardOptions } from './options.js';
 
 const FILES: Record<string, string> = {
@@ -12,14 +11,9 @@ const FILES: Record<string, string> = {
   '/certs/ca.pem': 'CA',
 };
 
-function directive(body: string): Directive {
-  const blocks = parseCorefile(`.:53 {\n${body}\n}\n`, { file: 'Corefile' });
-  return blocks[0]?.directives[0] as Directive;
-}
-
 function parse(body: string): ForwardOptions {
   const read = (p: string): Buffer | undefined => (FILES[p] === undefined ? undefined : Buffer.from(FILES[p] as string));
-  return parseForward(directive(body), read, (p) => (p.startsWith('/') ? p : `/${p}`));
+  return parseForward(directiveIn(body, '.:53'), read, (p) => (p.startsWith('/') ? p : `/${p}`));
 }
 
 describe('forward options', () => {
@@ -137,14 +131,7 @@ describe('forward options', () => {
   ];
   for (const c of bad) {
     it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, () => {
-      assert.throws(
-        () => parse(c.corefile),
-        (e: unknown) => {
-          assert.ok(e instanceof CorefileError, String(e));
-          assert.equal(e.message, c.error);
-          return true;
-        },
-      );
+      assertCorefileError(() => parse(c.corefile), c.error);
     });
   }
 });

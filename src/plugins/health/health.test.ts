@@ -5,17 +5,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort, waitFor } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { parseHealth } from './setup.js';
-
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
 
 describe('health setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number; lameduckMs: number } }> = [
@@ -26,7 +20,7 @@ describe('health setup', () => {
   ];
   for (const c of valid) {
     test(`valid: ${JSON.stringify(c.corefile)}`, () => {
-      const h = parseHealth(directive(c.corefile));
+      const h = parseHealth(directiveIn(c.corefile));
       assert.deepEqual({ host: h.address.host, port: h.address.port, lameduckMs: h.lameduckMs }, c.want);
     });
   }
@@ -38,7 +32,7 @@ describe('health setup', () => {
     { corefile: 'health {\n lameduck soon\n}', error: 'Corefile:3: invalid duration for lameduck: "soon" (expected a Go duration such as 500ms, 5s or 1m30s)' },
     { corefile: 'health {\n lameduck -1s\n}', error: 'Corefile:3: lameduck must be at least 0s, got -1s' },
   ];
-  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseHealth(directive(c.corefile)), { message: c.error }));
+  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseHealth(directiveIn(c.corefile)), { message: c.error }));
 });
 
 async function get(url: string): Promise<{ status: number; body: string }> {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
+import { decodeMessage } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType, type Edns, type Message } from '../../dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';

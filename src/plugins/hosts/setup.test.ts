@@ -1,17 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { addressText } from './table.js';
 import { parseHosts } from './setup.js';
 
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
-
 /** The parsed config with inline entries as text, for comparing. */
 function parsed(corefile: string) {
-  const c = parseHosts(directive(corefile), ['example.org.'], '/etc/kdns/Corefile');
+  const c = parseHosts(firstDirective(corefile), ['example.org.'], '/etc/kdns/Corefile');
   return { ...c, inline: c.inline.map((l) => `${addressText(l.address)} ${l.names.join(' ')}`) };
 }
 

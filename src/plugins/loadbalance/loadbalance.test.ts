@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
 import { DnsClient } from '../../dnsclient/client.js';
 import { buildQuery } from '../../dnsclient/wire.js';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { nameToWire } from '../../dns/name.js';
 import type { Message, ResourceRecord } from '../../dns/types.js';
+import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
@@ -85,7 +84,7 @@ describe('loadbalance in the message model', () => {
 });
 
 describe('loadbalance setup', () => {
-  const parse = (corefile: string): string[] => parseLoadBalance(parseCorefile(`. {\n${corefile}\n}`, { file: 'Corefile' })[0]?.directives[0] as Directive).map((s) => s.text);
+  const parse = (corefile: string): string[] => parseLoadBalance(directiveIn(corefile)).map((s) => s.text);
   const good: Array<{ corefile: string; prefer: string[] }> = [
     { corefile: 'loadbalance', prefer: [] },
     { corefile: 'loadbalance round_robin', prefer: [] },
@@ -108,10 +107,7 @@ describe('loadbalance setup', () => {
   ];
   for (const c of bad) {
     it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, () => {
-      assert.throws(
-        () => parse(c.corefile),
-        (e: unknown) => e instanceof CorefileError && e.message === c.error,
-      );
+      assertCorefileError(() => parse(c.corefile), c.error);
     });
   }
 });

@@ -1,20 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { COMBINED_FORMAT, COMMON_FORMAT } from './format.js';
 import { parseLog } from './setup.js';
 
 /** The first directive of `. { <text> }`; the directive sits on line 2 of "Corefile". */
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
-
 /** Rules without the compiled parts, easy to compare. */
 function shown(text: string) {
-  return parseLog(directive(text)).map((r) => ({ scope: r.scope, format: r.format, classes: [...r.classes].sort(), minDurationMs: r.minDurationMs }));
+  return parseLog(directiveIn(text)).map((r) => ({ scope: r.scope, format: r.format, classes: [...r.classes].sort(), minDurationMs: r.minDurationMs }));
 }
 
 describe('log setup: valid lines give these rules', () => {
@@ -52,5 +45,5 @@ describe('log setup: invalid lines give errors naming the line', () => {
     { name: 'bad minDuration', corefile: 'log {\n minDuration fast\n}', error: 'Corefile:3: invalid duration for minDuration: "fast" (expected a Go duration such as 500ms, 5s or 1m30s)' },
     { name: 'two minDuration values', corefile: 'log {\n minDuration 1s 2s\n}', error: 'Corefile:3: wrong argument count for "minDuration": expected at most 1, got 2' },
   ];
-  for (const c of cases) test(c.name, () => assert.throws(() => parseLog(directive(c.corefile)), { message: c.error }));
+  for (const c of cases) test(c.name, () => assert.throws(() => parseLog(directiveIn(c.corefile)), { message: c.error }));
 });

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { CorefileError } from '../../corefile/ast.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { startServer, type KdnsServer } from '../../server/server.js';
 import type { SetupContext } from '../../server/plugin.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort, sleep, waitFor } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
@@ -130,7 +130,7 @@ describe('loop setup', () => {
   ];
   for (const c of bad) {
     it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, async () => {
-      const d = parseCorefile(c.corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
+      const d = firstDirective(c.corefile);
       const ctx = { directive: d, instance: new Map(), block: { file: 'Corefile', line: 1 } } as unknown as SetupContext;
       await assert.rejects(
         async () => setup(ctx),

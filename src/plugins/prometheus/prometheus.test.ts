@@ -1,19 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
 import { RRType } from '../../dns/types.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { familyOf, rcodeLabel, serverLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
-
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
 
 describe('prometheus setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number } }> = [
@@ -23,7 +16,7 @@ describe('prometheus setup', () => {
   ];
   for (const c of valid) {
     test(`valid: ${JSON.stringify(c.corefile)}`, () => {
-      const p = parsePrometheus(directive(c.corefile));
+      const p = parsePrometheus(directiveIn(c.corefile));
       assert.deepEqual({ host: p.address.host, port: p.address.port }, c.want);
     });
   }
@@ -32,7 +25,7 @@ describe('prometheus setup', () => {
     { corefile: 'prometheus :9153 :9154', error: 'Corefile:2: prometheus takes at most one address, got 2 arguments' },
     { corefile: 'prometheus {\n tls /etc/web.yml\n}', error: 'Corefile:3: unknown property "tls" in prometheus block' },
   ];
-  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parsePrometheus(directive(c.corefile)), { message: c.error }));
+  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parsePrometheus(directiveIn(c.corefile)), { message: c.error }));
 });
 
 describe('label values', () => {

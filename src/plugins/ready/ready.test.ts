@@ -1,20 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
 import { createLogger } from '../../server/log.js';
 import type { ServerControl } from '../../server/plugin.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { freePort } from '../../testutil/net.js';
 import { testShared } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { readyAnswer, ReadyPlugin, type MonitorMode, type Readiness } from './handler.js';
 import { parseReady } from './setup.js';
-
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
 
 describe('ready setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number; monitor: MonitorMode } }> = [
@@ -26,7 +19,7 @@ describe('ready setup', () => {
   ];
   for (const c of valid) {
     test(`valid: ${JSON.stringify(c.corefile)}`, () => {
-      const r = parseReady(directive(c.corefile));
+      const r = parseReady(directiveIn(c.corefile));
       assert.deepEqual({ host: r.address.host, port: r.address.port, monitor: r.monitor }, c.want);
     });
   }
@@ -40,7 +33,7 @@ describe('ready setup', () => {
     { corefile: 'ready {\n monitor sometimes\n}', error: 'Corefile:3: unknown monitor mode "sometimes" in ready block (expected until-ready or continuously)' },
     { corefile: 'ready {\n monitor\n}', error: 'Corefile:3: wrong argument count for "monitor": expected 1, got 0' },
   ];
-  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseReady(directive(c.corefile)), { message: c.error }));
+  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseReady(directiveIn(c.corefile)), { message: c.error }));
 });
 
 describe('readyAnswer', () => {
@@ -88,7 +81,7 @@ describe('ready over HTTP', () => {
     const port = await freePort();
     const lines: string[] = [];
     const log = createLogger((level, line) => lines.push(`[${level}] ${line}`)).plugin('ready');
-    const plugin = new ReadyPlugin(parseReady(directive(`ready 127.0.0.1:${port}`)), testShared(), server, log);
+    const plugin = new ReadyPlugin(parseReady(directiveIn(`ready 127.0.0.1:${port}`)), testShared(), server, log);
     await plugin.start();
     try {
       const url = `http://127.0.0.1:${port}/ready`;

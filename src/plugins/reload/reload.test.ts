@@ -4,20 +4,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
 import { createLogger } from '../../server/log.js';
 import type { ServerControl } from '../../server/plugin.js';
+import { directiveIn } from '../../testutil/corefile.js';
 import { answers, dig } from '../../testutil/dig.js';
 import { freePort, waitFor } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { checkPeriod, ReloadPlugin, sha512, type ReloadConfig } from './handler.js';
 import { parseReload } from './setup.js';
-
-function directive(text: string): Directive {
-  const [block] = parseCorefile(`. {\n${text}\n}\n`, { file: 'Corefile', baseDir: tmpdir() });
-  return block?.directives[0] as Directive;
-}
 
 describe('reload setup', () => {
   const valid: Array<{ corefile: string; want: ReloadConfig }> = [
@@ -27,7 +21,7 @@ describe('reload setup', () => {
     { corefile: 'reload 2s 0s', want: { intervalMs: 2_000, jitterMs: 0 } },
     { corefile: 'reload 4s 3s', want: { intervalMs: 4_000, jitterMs: 2_000 } },
   ];
-  for (const c of valid) test(`valid: ${JSON.stringify(c.corefile)}`, () => assert.deepEqual(parseReload(directive(c.corefile)), c.want));
+  for (const c of valid) test(`valid: ${JSON.stringify(c.corefile)}`, () => assert.deepEqual(parseReload(directiveIn(c.corefile)), c.want));
   const invalid: Array<{ corefile: string; error: string }> = [
     { corefile: 'reload 1s', error: 'Corefile:2: reload interval must be at least 2s, got 1s' },
     { corefile: 'reload often', error: 'Corefile:2: invalid duration for reload interval: "often" (expected a Go duration such as 500ms, 5s or 1m30s)' },
@@ -35,7 +29,7 @@ describe('reload setup', () => {
     { corefile: 'reload 10s 1s 1s', error: 'Corefile:2: wrong argument count for "reload": expected at most 2, got 3' },
     { corefile: 'reload {\n interval 5s\n}', error: 'Corefile:2: "reload" does not take a block' },
   ];
-  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseReload(directive(c.corefile)), { message: c.error }));
+  for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parseReload(directiveIn(c.corefile)), { message: c.error }));
 });
 
 describe('checkPeriod: interval ± jitter', () => {

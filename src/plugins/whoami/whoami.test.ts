@@ -1,17 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
-import type { Directive } from '../../corefile/ast.js';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RRType } from '../../dns/types.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
+import { firstDirective } from '../../testutil/corefile.js';
 import { testRequest } from '../../testutil/request.js';
 import { WhoamiPlugin } from './handler.js';
 import { parseWhoami } from './setup.js';
-
-function directive(corefile: string): Directive {
-  return parseCorefile(corefile, { file: 'Corefile' })[0]?.directives[0] as Directive;
-}
 
 function request(name: string, client: Partial<ClientInfo>, qclass: number = DnsClass.IN): DnsRequest {
   return testRequest(name, RRType.A, { id: 7, qclass, client });
@@ -24,7 +19,7 @@ test('whoami: Corefile syntax', () => {
     { corefile: 'example.org {\n\n  whoami {\n  }\n}', error: 'Corefile:3: "whoami" does not take a block' },
   ];
   for (const c of cases) {
-    const d = directive(c.corefile);
+    const d = firstDirective(c.corefile);
     if (c.error) assert.throws(() => parseWhoami(d), { message: c.error }, c.corefile);
     else assert.doesNotThrow(() => parseWhoami(d), c.corefile);
   }
