@@ -11,7 +11,7 @@ import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/
 import { setupInterface, type InterfaceHandle } from '../nodecache/iface.js';
 import { CliError, EXIT_INVALID, EXIT_USAGE } from './exit.js';
 
-function collect(value: string, previous: string[]): string[] {
+function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
 }
 
@@ -87,7 +87,7 @@ export function register(program: Command): void {
     .option('--port <port>', 'DNS port', '53')
     .option('--cluster-dns <IP[:PORT]>', 'the cluster DNS service: cluster, reverse and ap.k8s.io names are forwarded there over TCP')
     .option('--cluster-domain <domain>', 'the cluster domain', 'cluster.local')
-    .option('--upstream <ADDR|FILE>', 'where other names go: addresses or a resolv.conf (repeatable; default /etc/resolv.conf)', collect, [])
+    .option('--upstream <ADDR|FILE>', 'where other names go: addresses or a resolv.conf (repeatable; default /etc/resolv.conf)', collect)
     .option('--resolv-conf <file>', "the node's resolv.conf, whose search paths complete each pod's search list", '/etc/resolv.conf')
     .option('--health <host:port>', '/health address (default <first local IP>:8080)')
     .option('--metrics <host:port>', '/metrics address (default <first local IP>:9253)')

@@ -1,6 +1,7 @@
 // `kdns nodecache` as a process: what it prints, its exit codes, and a run on loopback in front
 // of a kdns cluster server (answers, /health, /metrics, clean exit on SIGTERM).
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,9 +11,15 @@ import { dig } from '../testutil/dig.js';
 import { freePort, waitFor } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { defaultSettings, renderNodeCacheCorefile } from './corefile.js';
-import { startKdns } from './spawn.js';
+import { runKdns, startKdns } from '../testutil/kdns.js';
 
 const FIXTURE = fileURLToPath(new URL('../../src/plugins/autopath/testdata/cluster', import.meta.url));
+
+/** The exit code of a child (null when a signal ended it). */
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
 
 describe('kdns nodecache, one-shot', () => {
   const cases: Array<{ name: string; args: string[]; code: number; stdout?: string; stderr?: RegExp }> = [
@@ -23,7 +30,7 @@ describe('kdns nodecache, one-shot', () => {
   ];
   for (const c of cases) {
     test(c.name, async () => {
-      const r = await startKdns(c.args).done;
+      const r = await runKdns(c.args);
       assert.equal(r.code, c.code, r.stderr);
       if (c.stdout !== undefined) assert.equal(r.stdout, c.stdout);
       if (c.stderr) assert.match(r.stderr, c.stderr);
@@ -34,7 +41,7 @@ describe('kdns nodecache, one-shot', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kdns-nodecache-cli-'));
     const conf = join(dir, 'Corefile');
     writeFileSync(conf, 'ap.k8s.io:1053 {\n    bind 127.0.0.1\n    searchpath {\n        edns_option 7\n    }\n}\n');
-    const r = await startKdns(['nodecache', '--conf', conf]).done;
+    const r = await runKdns(['nodecache', '--conf', conf]);
     assert.equal(r.code, 1);
     assert.equal(r.stderr, `${conf}:4: edns_option must be between 65001 and 65534, got 7\n`);
   });
@@ -45,7 +52,7 @@ describe('kdns nodecache, running', () => {
   let port: number;
   let health: string;
   let metrics: string;
-  let run: ReturnType<typeof startKdns>;
+  let run: ReturnType<typeof startKdns> | undefined;
   test('serves through the cluster server, reports health and metrics, exits 0 on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kdns-nodecache-run-'));
     const nodeResolv = join(dir, 'resolv.conf');
@@ -54,7 +61,7 @@ describe('kdns nodecache, running', () => {
     port = await freePort();
     health = `127.0.0.1:${await freePort()}`;
     metrics = `127.0.0.1:${await freePort()}`;
-    run = startKdns([
+    const kdns = startKdns([
       'nodecache',
       '--local-ip',
       '127.0.0.1',
@@ -71,6 +78,8 @@ describe('kdns nodecache, running', () => {
       '--metrics',
       metrics,
     ]);
+    run = kdns;
+    const exited = exitOf(kdns.child);
     try {
       await waitFor(async () => (await fetch(`http://${health}/health`).catch(() => undefined))?.status === 200, 20_000, 100);
       const r = await dig('db.otherns.search.ns1.cluster.local.ap.k8s.io', 'A', { port });
@@ -85,17 +94,16 @@ describe('kdns nodecache, running', () => {
       assert.match(text, new RegExp(`coredns_dns_requests_total\\{server="dns://127.0.0.1:${port}",zone="ap.k8s.io.",view="",proto="udp",family="1",type="A"\\} 2`));
       // The second query was a hit (the loop plugin's probe, also in this block, was a denial).
       assert.match(text, new RegExp(`coredns_cache_hits_total\\{server="dns://127.0.0.1:${port}",type="success",zones="ap.k8s.io.",view=""\\} 1`));
-      assert.match(run.output(), new RegExp(`kdns nodecache listening on 127.0.0.1:${port} \\(udp\\+tcp\\)`));
+      assert.match(kdns.output(), new RegExp(`kdns nodecache listening on 127.0.0.1:${port} \\(udp\\+tcp\\)`));
     } finally {
-      run.child.kill('SIGTERM');
+      kdns.child.kill('SIGTERM');
     }
-    const done = await run.done;
-    assert.equal(done.code, 0, done.stderr);
-    assert.match(done.stderr + done.stdout, /SIGTERM received, shutting down/);
+    assert.equal(await exited, 0, kdns.output());
+    assert.match(kdns.output(), /SIGTERM received, shutting down/);
   });
 
   after(async () => {
-    if (run && run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+    await run?.stop();
     await cluster?.stop();
   });
 });

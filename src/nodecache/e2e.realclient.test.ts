@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { register as registerResolvconf, type CliIO } from '../cli/resolvconf.js';
 import { createLogger } from '../server/log.js';
-import { startNamed, type NamedServer } from '../noderesolver/testnamed.js';
+import { startNamed, type NamedServer } from '../testutil/upstream.js';
 import { freePort } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { startNodeCache, type NodeCache } from './agent.js';

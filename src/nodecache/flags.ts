@@ -19,7 +19,8 @@ export interface NodecacheFlags {
   port: string;
   clusterDns?: string;
   clusterDomain: string;
-  upstream: string[];
+  /** Absent: the node's /etc/resolv.conf. */
+  upstream?: string[];
   resolvConf: string;
   health?: string;
   metrics?: string;
@@ -59,7 +60,7 @@ export function settingsFromFlags(f: NodecacheFlags): NodeCacheSettings {
   for (const ip of localIPs) if (isIP(ip) === 0) usage(`--local-ip: "${ip}" is not an IP address`);
   if (f.clusterDns === undefined || f.clusterDns === '') usage('--cluster-dns is required (the cluster DNS service address, IP or IP:PORT) unless --conf is given');
   checkForwardTo('--cluster-dns', f.clusterDns);
-  const upstreams = f.upstream.length > 0 ? f.upstream : ['/etc/resolv.conf'];
+  const upstreams = f.upstream !== undefined && f.upstream.length > 0 ? f.upstream : ['/etc/resolv.conf'];
   for (const u of upstreams) checkForwardTo('--upstream', u);
   const domain = f.clusterDomain.replace(/\.$/, '');
   if (domain === '' || !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(domain)) usage(`--cluster-domain: "${f.clusterDomain}" is not a domain name`);

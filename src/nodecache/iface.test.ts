@@ -7,7 +7,7 @@ import { readlinkSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { parseDig } from '../testutil/dig.js';
 import { waitFor } from '../testutil/net.js';
-import { startKdns } from './spawn.js';
+import { kdnsCommand } from '../testutil/kdns.js';
 
 const IN_CI = process.env.CI === 'true';
 
@@ -22,6 +22,16 @@ const reason = whyNot();
 const skip = reason && !IN_CI ? reason : false;
 
 const LOCAL_IP = '169.254.20.10';
+
+/** `kdns args...` inside the namespace at `netns`; `done` resolves with its exit code. */
+function kdnsIn(netns: string, args: readonly string[]): { child: ChildProcess; output: () => string; done: Promise<number | null> } {
+  const child = spawn('nsenter', [`--net=${netns}`, process.execPath, ...kdnsCommand(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, output: () => out, done };
+}
 
 describe('kdns nodecache --setup-interface in a network namespace', { skip }, () => {
   let holder: ChildProcess;
@@ -60,7 +70,7 @@ describe('kdns nodecache --setup-interface in a network namespace', { skip }, ()
   const flags = ['nodecache', '--local-ip', LOCAL_IP, '--port', '53', '--cluster-dns', '127.0.0.1:5353', '--upstream', '127.0.0.1:5399', '--setup-interface'];
 
   test('creates nodelocaldns with the address, answers on it, removes it on SIGTERM', async () => {
-    const run = startKdns(flags, ['nsenter', `--net=${netns}`]);
+    const run = kdnsIn(netns, flags);
     try {
       await waitFor(() => run.output().includes(`kdns nodecache listening on ${LOCAL_IP}:53`) || run.child.exitCode !== null, 30_000, 100);
       assert.match(run.output(), /created interface nodelocaldns( \(a bridge without ports: this kernel has no dummy driver\))? with 169\.254\.20\.10/);
@@ -73,8 +83,7 @@ describe('kdns nodecache --setup-interface in a network namespace', { skip }, ()
     } finally {
       run.child.kill('SIGTERM');
     }
-    const done = await run.done;
-    assert.equal(done.code, 0, done.stderr);
+    assert.equal(await run.done, 0, run.output());
     assert.equal(addresses('nodelocaldns'), undefined, 'the interface is still there');
   });
 
@@ -82,27 +91,26 @@ describe('kdns nodecache --setup-interface in a network namespace', { skip }, ()
     // A dummy where the kernel has the driver, else a bridge without ports (as kdns itself falls back).
     if (inNs(['ip', 'link', 'add', 'nodelocaldns', 'type', 'dummy']).status !== 0) assert.equal(inNs(['ip', 'link', 'add', 'nodelocaldns', 'type', 'bridge']).status, 0);
     assert.equal(inNs(['ip', 'addr', 'add', `${LOCAL_IP}/32`, 'dev', 'nodelocaldns']).status, 0);
-    const run = startKdns(flags, ['nsenter', `--net=${netns}`]);
+    const run = kdnsIn(netns, flags);
     try {
       await waitFor(() => run.output().includes(`kdns nodecache listening on ${LOCAL_IP}:53`) || run.child.exitCode !== null, 30_000, 100);
       assert.match(run.output(), /using interface nodelocaldns/);
     } finally {
       run.child.kill('SIGTERM');
     }
-    const done = await run.done;
-    assert.equal(done.code, 0, done.stderr);
+    assert.equal(await run.done, 0, run.output());
     assert.deepEqual(addresses('nodelocaldns'), [`${LOCAL_IP}/32`]);
     inNs(['ip', 'link', 'del', 'nodelocaldns']);
   });
 
   test('a cache that cannot start takes its new interface down again', async () => {
     // Port 53 taken in the namespace by a second cache that is already listening there.
-    const first = startKdns(flags.filter((f) => f !== '--setup-interface').map((f) => (f === LOCAL_IP ? '127.0.0.1' : f)), ['nsenter', `--net=${netns}`]);
+    const first = kdnsIn(netns, flags.filter((f) => f !== '--setup-interface').map((f) => (f === LOCAL_IP ? '127.0.0.1' : f)));
     try {
       await waitFor(() => first.output().includes('listening on 127.0.0.1:53') || first.child.exitCode !== null, 30_000, 100);
-      const second = await startKdns(['nodecache', '--local-ip', '127.0.0.1', '--port', '53', '--cluster-dns', '127.0.0.1:5353', '--upstream', '127.0.0.1:5399', '--setup-interface', '--interface', 'kdnstest0', '--health', '127.0.0.1:18080', '--metrics', '127.0.0.1:19253'], ['nsenter', `--net=${netns}`]).done;
-      assert.equal(second.code, 1, second.stderr);
-      assert.match(second.stderr, /listen udp 127\.0\.0\.1:53/);
+      const second = kdnsIn(netns, ['nodecache', '--local-ip', '127.0.0.1', '--port', '53', '--cluster-dns', '127.0.0.1:5353', '--upstream', '127.0.0.1:5399', '--setup-interface', '--interface', 'kdnstest0', '--health', '127.0.0.1:18080', '--metrics', '127.0.0.1:19253']);
+      assert.equal(await second.done, 1, second.output());
+      assert.match(second.output(), /listen udp 127\.0\.0\.1:53/);
       assert.equal(addresses('kdnstest0'), undefined, 'the interface of the failed start is still there');
     } finally {
       first.child.kill('SIGTERM');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startNamed, type NamedServer } from '../../noderesolver/testnamed.js';
+import { startNamed, type NamedServer } from '../../testutil/upstream.js';
 import { dig, type DigResult } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
