@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { encodeMessage, parseQuery } from '../../dns/codec.js';
 import * as rr from '../../dns/rr.js';
 import { RCode, RRType, type Edns, type Message } from '../../dns/types.js';
+import { testRequest } from '../../testutil/request.js';
 import { createLogger } from '../../server/log.js';
 import { PluginError } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
 import type { PodInfo } from '../../cluster/store.js';
 import type { AutopathConfig } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';
@@ -28,26 +28,7 @@ interface Asked {
 }
 
 function query(name: string, qtype: number = RRType.A, edns?: Edns, client = '127.0.0.1'): DnsRequest {
-  const msg: Message = {
-    id: 4242,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: qtype, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    ...(edns ? { edns } : {}),
-  };
-  const raw = encodeMessage(msg);
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: client, remotePort: 5000, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, qtype, { id: 4242, client: { remoteAddress: client }, ...(edns ? { edns } : {}) });
 }
 
 function zoneSoa(name: string, ttl: number): ReturnType<typeof rr.soa> {
