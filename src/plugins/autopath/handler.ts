@@ -53,8 +53,6 @@ interface Walk {
   first?: Reply;
   /** The NXDOMAIN replies, read for their TTLs only if nothing is found (most lookups find something). */
   denials: Reply[];
-  /** Whether the last candidate (the name as given) failed rather than said NXDOMAIN. */
-  lastFailed: boolean;
 }
 
 function verdictOf(reply: Reply | undefined): Verdict {
@@ -151,8 +149,8 @@ export class AutopathPlugin implements Plugin {
     const candidates = candidateNames(ap.base, this.apSearchPaths(req, ap.namespace, ap.zone));
     const walk = await this.walk(req, next, candidates, withoutOption(req.edns, this.config.optionCode), false);
     if (walk.found) return this.answerWith(req, walk.found.name, walk.found.reply);
-    if (walk.lastFailed && walk.denials.length === 0) {
-      // No candidate said NXDOMAIN and the name itself failed: an outage, not a name that does not exist.
+    if (walk.denials.length === 0) {
+      // Every candidate failed: an outage, not a name that does not exist.
       return errorReply(req, RCode.SERVFAIL, new PluginError('autopath', RCode.SERVFAIL, `${req.qname}: no search-path candidate could be looked up`));
     }
     return this.nameError(req, smallestNegativeTtl(walk.denials));
@@ -214,7 +212,7 @@ export class AutopathPlugin implements Plugin {
    * `firstIsQuery`, the first candidate is the query itself (classic mode) and is asked as is.
    */
   private async walk(req: DnsRequest, next: Next, candidates: readonly string[], edns: Edns | undefined, firstIsQuery: boolean): Promise<Walk> {
-    const out: Walk = { lastFailed: false, denials: [] };
+    const out: Walk = { denials: [] };
     let tried = 0;
     for (let i = 0; i < candidates.length; i++) {
       const name = candidates[i] as string;
@@ -228,7 +226,6 @@ export class AutopathPlugin implements Plugin {
       }
       if (i === 0) out.first = reply;
       const verdict = verdictOf(reply);
-      out.lastFailed = verdict === 'failed';
       if (verdict === 'positive') {
         out.found = { name, reply: reply as Reply };
         break;
