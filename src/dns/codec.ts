@@ -723,7 +723,7 @@ function writeName(name: string, mayPoint: boolean): void {
   }
   if (n > MAX_NAME_TEXT) invalidName(name.slice(0, 40) + '…', 'longer than 255 octets');
   ensure(n + 2);
-  const labels = name.indexOf('\\') < 0 ? writePlainLabels(name) : writeEscapedLabels(name);
+  const labels = writeLabels(name);
   if (compressing && mayPoint) compressLast(labels);
 }
 
@@ -734,42 +734,11 @@ function foldOctet(h: number, b: number): number {
 
 const HASH_SEED = 0x811c9dc5 | 0;
 
-/** The common case, a name without escapes: one pass writes the labels and hashes each. */
-function writePlainLabels(name: string): number {
-  const o = out;
-  const n = name.length;
-  const start = pos;
-  let p = pos;
-  let labels = 0;
-  let j = 0;
-  while (j < n) {
-    if (labels === labelAt.length) invalidName(name, 'longer than 255 octets');
-    const lengthAt = p++;
-    let h = HASH_SEED;
-    for (; j < n; j++) {
-      const c = name.charCodeAt(j);
-      if (c === DOT) break;
-      if (c < 0x20 || c > 0x7e) invalidName(name, `character ${c} at offset ${j} (use \\DDD escapes)`);
-      o[p++] = c;
-      h = foldOctet(h, c);
-    }
-    const l = p - lengthAt - 1;
-    if (l === 0) invalidName(name, `empty label at offset ${j}`);
-    if (l > 63) invalidName(name, 'label longer than 63 octets');
-    o[lengthAt] = l;
-    labelAt[labels] = lengthAt;
-    labelHash[labels] = h;
-    labels++;
-    j++; // the dot
-  }
-  o[p++] = 0;
-  if (p - start > 255) invalidName(name, `longer than 255 octets (${p - start})`);
-  pos = p;
-  return labels;
-}
-
-/** Names with `\.`, `\\`, `\DDD` or `\X` escapes. */
-function writeEscapedLabels(name: string): number {
+/**
+ * Writes the labels of `name` (no longer than MAX_NAME_TEXT) and hashes each for compressLast;
+ * `\.`, `\\`, `\DDD` and `\X` escapes are decoded. Returns the number of labels.
+ */
+function writeLabels(name: string): number {
   const o = out;
   const n = name.length;
   const start = pos;
@@ -783,7 +752,9 @@ function writeEscapedLabels(name: string): number {
     for (; j < n; j++) {
       let c = name.charCodeAt(j);
       if (c === DOT) break;
-      if (c === BACKSLASH) {
+      if (c < 0x20 || c > 0x7e) {
+        invalidName(name, `character ${c} at offset ${j} (use \\DDD escapes)`);
+      } else if (c === BACKSLASH) {
         const d = j + 1 < n ? name.charCodeAt(j + 1) : -1;
         if (d >= 48 && d <= 57) {
           c = decimalEscape(name, j + 1);
@@ -795,8 +766,6 @@ function writeEscapedLabels(name: string): number {
         } else {
           invalidName(name, `bad escape at offset ${j}`);
         }
-      } else if (c < 0x20 || c > 0x7e) {
-        invalidName(name, `character ${c} at offset ${j} (use \\DDD escapes)`);
       }
       o[p++] = c;
       h = foldOctet(h, c);
@@ -808,7 +777,7 @@ function writeEscapedLabels(name: string): number {
     labelAt[labels] = lengthAt;
     labelHash[labels] = h;
     labels++;
-    j++;
+    j++; // the dot
   }
   o[p++] = 0;
   if (p - start > 255) invalidName(name, `longer than 255 octets (${p - start})`);
