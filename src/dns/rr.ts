@@ -48,15 +48,8 @@ export function srv(name: string, ttl: number, priority: number, weight: number,
 export function hinfo(name: string, ttl: number, cpu: string, os: string): ResourceRecord {
   return record(name, RRType.HINFO, ttl, { cpu, os });
 }
-export interface SOAFields {
-  mname: string;
-  rname: string;
-  serial: number;
-  refresh: number;
-  retry: number;
-  expire: number;
-  minimum: number;
-}
+/** The SOA RDATA fields, as `soa()` takes them. */
+export type SOAFields = SOAData;
 export function soa(name: string, ttl: number, fields: SOAFields): ResourceRecord {
   return record(name, RRType.SOA, ttl, { ...fields });
 }

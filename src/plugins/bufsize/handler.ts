@@ -1,6 +1,7 @@
 // Caps the EDNS0 UDP size of queries, so that neither the answers sent back nor the queries
 // a later plugin (forward) sends upstream ask for datagrams large enough to be fragmented.
 
+import { skipName } from '../../dnsclient/wire.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 
@@ -9,17 +10,6 @@ export const MIN_BUFSIZE = 512;
 export const MAX_BUFSIZE = 4096;
 
 const OPT_TYPE = 41;
-
-/** Offset just past the name at `p`, or -1 when the name runs off the end of `buf`. */
-function skipName(buf: Uint8Array, p: number): number {
-  while (p < buf.length) {
-    const len = buf[p] as number;
-    if (len === 0) return p + 1;
-    if ((len & 0xc0) === 0xc0) return p + 2;
-    p += len + 1;
-  }
-  return -1;
-}
 
 /**
  * Where the CLASS field (= UDP size) of the query's OPT record sits in `raw`, or -1.
