@@ -93,3 +93,13 @@ test('the broken file was reported with its path and line', () => {
   assert.ok(report, srv.logs.join('\n'));
   assert.match(report, /^\[ERROR\] plugin\/kubernetes: .*web\.yaml:4: YAML: /);
 });
+
+test('a reload keeps the cluster it has read: new options apply, nothing is read again', async () => {
+  const loadedBefore = srv.logs.filter((l) => l.includes('loaded')).length;
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(srv.corefilePath, `cluster.local:${srv.port} {\n  bind 127.0.0.1\n  kubernetes {\n    manifests ${dir}\n    ttl 42\n  }\n}\n`);
+  assert.equal(await srv.server.reload(), true);
+  const r = await dig('web.demo.svc.cluster.local', 'A', { port: srv.port });
+  assert.deepEqual(r.answer.map((a) => `${a.ttl} ${a.data}`), ['42 10.96.0.21']);
+  assert.equal(srv.logs.filter((l) => l.includes('loaded')).length, loadedBefore);
+});
