@@ -4,6 +4,7 @@
 #   KDNS_MODE=kubernetes (default for auth): the kubernetes plugin over $BENCH_DATA/cluster/
 #   KDNS_MODE=hosts      (auth): the hosts plugin over a 10,000-name hosts file made from the fixture
 #   fwd workload:        forward to 127.0.0.1:$BENCH_UPSTREAM_PORT with cache
+# KDNS_NODE_FLAGS: node flags kdns is run with (default: the ones kdns ships with, see README).
 # KDNS_PLUGINS adds directives (e.g. "prometheus 127.0.0.1:19153") to measure their cost.
 set -euo pipefail
 : "${BENCH_DATA:?}" "${BENCH_RUN_DIR:?}" "${BENCH_PORT:?}" "${BENCH_WORKLOAD:?}"
@@ -50,4 +51,4 @@ CONF
     ;;
   *) exit 3 ;;
 esac
-exec node "$here/bin/kdns" serve --conf "$conf"
+exec node ${KDNS_NODE_FLAGS---max-semi-space-size=1} "$here/bin/kdns" serve --conf "$conf"
