@@ -3,6 +3,7 @@
 
 import { decodeMessage, encodeMessage, findTtlOffsets, parseQuery, patchId, decrementTtls } from './codec.js';
 import * as R from './rr.js';
+import { message } from './testkit.js';
 import type { Edns, Message } from './types.js';
 
 const NAME = 'kubernetes.default.svc.cluster.local.';
@@ -10,24 +11,7 @@ const edns: Edns = { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [
 const cookie = { code: 10, data: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]) };
 
 function answer(withEdns: boolean): Message {
-  return {
-    id: 0x1234,
-    qr: true,
-    opcode: 0,
-    aa: true,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name: NAME, type: 1, class: 1 }],
-    answers: [R.a(NAME, 5, '10.96.0.1')],
-    authority: [],
-    additional: [],
-    edns: withEdns ? edns : undefined,
-  };
+  return message({ aa: true, questions: [{ name: NAME, type: 1, class: 1 }], answers: [R.a(NAME, 5, '10.96.0.1')], edns: withEdns ? edns : undefined });
 }
 
 function query(name: string, withEdns: boolean): Buffer {

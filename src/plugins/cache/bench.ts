@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { encodeMessage } from '../../dns/codec.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
+import { cpuNsPerQuery } from '../../testutil/bench.js';
 import { edns, queryWire, requestOf } from '../../testutil/request.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
@@ -57,17 +58,7 @@ const miss = (): undefined => {
   throw new Error('unexpected miss');
 };
 
-function run(label: string, body: (raw: Buffer) => unknown): number {
-  for (let i = 0; i < 200_000; i++) body(packets[i & (PACKETS - 1)] as Buffer); // JIT warm-up
-  // CPU time, not wall time: on a shared machine the process is often descheduled.
-  const start = process.cpuUsage();
-  let sink = 0;
-  for (let i = 0; i < total; i++) if (body(packets[i & (PACKETS - 1)] as Buffer)) sink++;
-  const used = process.cpuUsage(start);
-  const ns = ((used.user + used.system) * 1000) / total;
-  console.log(`${label.padEnd(44)} ${ns.toFixed(0).padStart(5)} ns/query${sink === total ? '' : ` (${sink} answered)`}`);
-  return ns;
-}
+const run = (label: string, body: (raw: Buffer) => unknown): number => cpuNsPerQuery(label, packets, total, body);
 
 const parse = run('parse + DnsRequest', (raw) => requestOf(raw));
 const hit = run('… + cache.serve (hit)', (raw) => plugin.serve(requestOf(raw), miss));

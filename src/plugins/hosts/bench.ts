@@ -8,6 +8,7 @@ import { RRType } from '../../dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';
 import type { Reply } from '../../server/reply.js';
+import { cpuNsPerQuery } from '../../testutil/bench.js';
 import { edns, queryWire, requestOf } from '../../testutil/request.js';
 import { HostsPlugin } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
@@ -42,17 +43,7 @@ for (let i = 0; i < PACKETS; i++) {
 }
 const next = (): undefined => undefined;
 
-function run(label: string, body: (raw: Buffer) => unknown): number {
-  for (let i = 0; i < 200_000; i++) body(packets[i & (PACKETS - 1)] as Buffer); // JIT warm-up
-  // CPU time, not wall time: on a shared machine the process is often descheduled.
-  const start = process.cpuUsage();
-  let sink = 0;
-  for (let i = 0; i < total; i++) if (body(packets[i & (PACKETS - 1)] as Buffer)) sink++;
-  const used = process.cpuUsage(start);
-  const ns = ((used.user + used.system) * 1000) / total;
-  console.log(`${label.padEnd(40)} ${ns.toFixed(0).padStart(5)} ns/query${sink === total ? '' : ` (${sink} answered)`}`);
-  return ns;
-}
+const run = (label: string, body: (raw: Buffer) => unknown): number => cpuNsPerQuery(label, packets, total, body, 40);
 
 console.log(`hosts: ${NAMES} names loaded and encoded in ${loadMs.toFixed(1)} ms; ${total} queries per run`);
 const base = run('parse + request', (raw) => requestOf(raw).name.length > 0);
