@@ -1,4 +1,5 @@
-// Builders for hand-made wire messages in this folder's tests. Not used by the library.
+// Builders for hand-made wire messages in tests (this folder's, and testutil/request.ts's). Not
+// used by the library.
 
 import { nameToWire } from './name.js';
 import type { Message } from './types.js';

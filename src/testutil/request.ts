@@ -23,6 +23,9 @@ export interface QueryOptions {
   additional?: ResourceRecord[];
 }
 
+/** An empty response (QR and RD set, ID 0x1234); override what the test cares about. */
+export { message as responseMessage } from '../dns/testkit.js';
+
 /** A query message for one question. */
 export function queryMessage(name: string, type: number, opts: QueryOptions = {}): Message {
   return message({

@@ -9,7 +9,7 @@ import { encodeMessage } from '../../dns/codec.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import { cpuNsPerQuery } from '../../testutil/bench.js';
-import { edns, queryWire, requestOf } from '../../testutil/request.js';
+import { edns, queryWire, requestOf, responseMessage } from '../../testutil/request.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
@@ -32,14 +32,15 @@ function query(name: string, id: number, withEdns: boolean): Buffer {
 
 /** What named answers for these names: one A record, NS in authority, glue in additional. */
 function upstreamReply(name: string): Buffer {
-  return encodeMessage({
-    id: 0, qr: true, opcode: 0, aa: true, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
+  return encodeMessage(responseMessage({
+    id: 0,
+    aa: true,
     questions: [{ name, type: 1, class: 1 }],
     answers: [{ name, type: 1, class: 1, ttl: 300, data: { address: '192.0.2.1' } }],
     authority: [{ name: 'example.test.', type: 2, class: 1, ttl: 300, data: { target: 'ns.example.test.' } }],
     additional: [{ name: 'ns.example.test.', type: 1, class: 1, ttl: 300, data: { address: '127.0.0.1' } }],
     edns: edns(),
-  });
+  }));
 }
 
 const name = (i: number): string => `name-${i}.example.test.`;

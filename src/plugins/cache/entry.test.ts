@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import type { Message, ResourceRecord } from '../../dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
-import { edns, testRequest } from '../../testutil/request.js';
+import { edns, responseMessage, testRequest } from '../../testutil/request.js';
 import { answerFrom, makeEntry, type CacheEntry } from './entry.js';
 import type { CacheOptions } from './options.js';
 
@@ -31,26 +31,7 @@ const soa = (ttl: number, minimum: number): ResourceRecord => ({
 const ns = (ttl: number): ResourceRecord => ({ name: 'example.test.', type: 2, class: 1, ttl, data: { target: 'ns.example.test.' } });
 
 function reply(name: string, over: Partial<Message>): Buffer {
-  const m: Message = {
-    id: 77,
-    qr: true,
-    opcode: 0,
-    aa: true,
-    tc: false,
-    rd: true,
-    ra: true,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type: 1, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-    edns: { udpSize: 1232, version: 0, do: false, zFlags: 0, options: [] },
-    ...over,
-  };
-  return encodeMessage(m);
+  return encodeMessage(responseMessage({ id: 77, aa: true, ra: true, questions: [{ name, type: 1, class: 1 }], edns: edns(), ...over }));
 }
 
 describe('cache entries', () => {

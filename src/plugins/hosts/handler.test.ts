@@ -11,7 +11,7 @@ import { createLogger } from '../../server/log.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { gauge } from '../../server/metrics.js';
-import { testRequest } from '../../testutil/request.js';
+import { responseMessage, testRequest } from '../../testutil/request.js';
 import { HostsPlugin, type HostsConfig } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
 
@@ -19,10 +19,7 @@ function request(name: string, type: number, qclass: number = DnsClass.IN, edns?
   return testRequest(name, type, { id: 4242, qclass, cd: true, edns });
 }
 
-const NEXT_MARK = Reply.of({
-  id: 0, qr: true, opcode: 0, aa: false, tc: false, rd: false, ra: false, z: false, ad: false, cd: false, rcode: RCode.REFUSED,
-  questions: [], answers: [], authority: [], additional: [],
-});
+const NEXT_MARK = Reply.of(responseMessage({ id: 0, rd: false, rcode: RCode.REFUSED }));
 
 /** The reply as "rcode flags | answers", or "next" when the plugin passed the query on. */
 async function ask(plugin: HostsPlugin, name: string, type: number, qclass?: number): Promise<string> {

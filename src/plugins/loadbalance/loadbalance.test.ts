@@ -4,9 +4,10 @@ import { DnsClient } from '../../dnsclient/client.js';
 import { buildQuery } from '../../dnsclient/wire.js';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { nameToWire } from '../../dns/name.js';
-import type { Message, ResourceRecord } from '../../dns/types.js';
+import type { ResourceRecord } from '../../dns/types.js';
 import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
 import { freePort } from '../../testutil/net.js';
+import { responseMessage } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 import { balanceRecords, balanceWire } from './handler.js';
@@ -22,11 +23,7 @@ const txt = (s: string): ResourceRecord => ({ name: N, type: 16, class: 1, ttl: 
 const rrsig = (): ResourceRecord => ({ name: N, type: 46, class: 1, ttl: 300, data: { raw: new Uint8Array([0, 1, 2]) } });
 
 function wire(answers: ResourceRecord[], qname = N): Buffer {
-  const m: Message = {
-    id: 1, qr: true, opcode: 0, aa: true, tc: false, rd: true, ra: true, z: false, ad: false, cd: false, rcode: 0,
-    questions: [{ name: qname, type: 1, class: 1 }], answers, authority: [], additional: [],
-  };
-  return encodeMessage(m);
+  return encodeMessage(responseMessage({ id: 1, aa: true, ra: true, questions: [{ name: qname, type: 1, class: 1 }], answers }));
 }
 
 /** Math.random stand-in that always says 0: Fisher-Yates then rotates [a b c d] to [b c d a]. */
