@@ -22,5 +22,10 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
+// A test that hangs fails after TEST_TIMEOUT_MS instead of holding CI to its limit, and a file
+// whose tests are done exits even if something it started still holds the event loop.
+const timeout = process.env.TEST_TIMEOUT_MS ?? '180000';
+const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, '--test-force-exit', ...files], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiBackend, APPLIED_HASH_ANNOTATION, watchApi } from './apibackend.js';
 import { Reconciler } from './reconcile.js';
+import { waitFor } from '../testutil/net.js';
 
 interface Recorded {
   method: string;
@@ -36,6 +37,11 @@ class FakeApi {
     for (const w of this.watchers) w.res.end();
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  /** True once a watch is open on `path` (it would see a change made now). */
+  watching(path: string): boolean {
+    return [...this.watchers].some((w) => path.startsWith(w.prefix));
   }
 
   /** Stores an object and tells watchers, as a write through the API would. */
@@ -201,8 +207,9 @@ test('API backend: a change to the DNS resource wakes the loop through a watch',
     t.api.put(DNS_PATH, dns([]));
     const wakes = watchApi(t.backend, stop.signal, 20)[Symbol.asyncIterator]();
     const next = wakes.next();
-    // Let the watches connect, then change the resource.
-    await new Promise((r) => setTimeout(r, 300));
+    // Change the resource only once the stand-in has seen the DNS watch: a fixed pause was too
+    // short on a loaded machine, and a change made before the watch opens is never seen.
+    await waitFor(() => t.api.watching(DNS_PATH), 10_000);
     t.api.put(DNS_PATH, dns([{ domain: 'bar.com', nameServers: ['2.2.2.2'] }]));
     const woke = await Promise.race([next.then(() => true), new Promise((r) => setTimeout(() => r(false), 5000))]);
     assert.equal(woke, true);
