@@ -102,7 +102,8 @@ test('kdns node-resolver (loop): follows a changing IP, survives DNS down, exits
     assert.equal(readFileSync(f.hosts, 'utf8'), OTHER + entry('10.0.0.5'));
     await named.restart(zone('10.0.0.6'));
     await waitFor(() => readFileSync(f.hosts, 'utf8') === OTHER + entry('10.0.0.6'), 10_000).catch(seen('changed IP'));
-    assert.match(p.output(), /removed 10\.0\.0\.5 .*\n.*added 10\.0\.0\.6/);
+    // The file is written before the log lines cross the pipe from the child: wait for them.
+    await waitFor(() => /removed 10\.0\.0\.5 .*\n.*added 10\.0\.0\.6/.test(p.output()), 5_000).catch(seen('log of the change'));
   } finally {
     await p.stop();
     await named.restart(zone('10.0.0.5'));
