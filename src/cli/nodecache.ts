@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CorefileError } from '../corefile/ast.js';
 import { createLogger } from '../server/log.js';
+import { udpNote } from '../server/listeners.js';
 import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';
 import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
 import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/flags.js';
@@ -74,7 +75,7 @@ async function run(f: NodecacheFlags): Promise<void> {
   }
   handleSignals(cache, iface, config.kind === 'file');
   for (const l of cache.server.listening()) {
-    if (l.transport === 'udp') log.info(`kdns nodecache listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp)`);
+    if (l.transport === 'udp') log.info(`kdns nodecache listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
   }
 }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { CorefileError } from '../corefile/ast.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { createLogger } from '../server/log.js';
+import { udpNote } from '../server/listeners.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 
 const DEMO_COREFILE = fileURLToPath(new URL('../../examples/Corefile', import.meta.url));
@@ -63,7 +64,7 @@ export function register(program: Command): void {
         const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: flags.cluster }, log });
         handleSignals(server);
         for (const l of server.listening()) {
-          if (l.transport === 'udp') log.info(`kdns listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp)`);
+          if (l.transport === 'udp') log.info(`kdns listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
         }
       } catch (e) {
         if (e instanceof CorefileError) {

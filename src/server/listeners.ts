@@ -4,6 +4,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
+import { listenUdpNative, MAX_UDP_QUERY, nativeUdp } from './nativeudp.js';
 import type { ClientInfo } from './request.js';
 
 export interface TcpLimits {
@@ -26,6 +27,7 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
 
 const MAPPED_V4 = '::ffff:';
 
+
 /** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
 function plainAddress(a: string): string {
   return a.startsWith(MAPPED_V4) && a.includes('.') ? a.slice(MAPPED_V4.length) : a;
@@ -35,8 +37,13 @@ function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
   return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
+/** How UDP is read and written: kdns's batched socket when built, else node:dgram. */
+export type UdpTransport = 'auto' | 'native' | 'dgram';
+
 export interface Listener {
   readonly transport: 'udp' | 'tcp';
+  /** For UDP: the socket implementation serving it. */
+  readonly via?: 'native' | 'dgram';
   readonly address: string;
   readonly port: number;
   close(): Promise<void>;
@@ -53,7 +60,22 @@ function literalLookup(family: 4 | 6) {
   };
 }
 
-export async function listenUdp(address: string, port: number, dispatcher: Dispatcher): Promise<Listener> {
+/**
+ * UDP on address:port. 'auto' takes the native socket when it is built (and KDNS_UDP is not
+ * "dgram"); 'native' insists on it, failing when it is missing.
+ */
+export async function listenUdp(address: string, port: number, dispatcher: Dispatcher, transport: UdpTransport = 'auto'): Promise<Listener> {
+  const addon = transport === 'dgram' ? null : nativeUdp();
+  if (transport === 'native' && !addon) throw new Error('the native UDP socket is not built (npm run build:native)');
+  if (addon && (address === '' || net.isIP(address) !== 0)) {
+    const local = address === '' ? '::' : address;
+    const native = listenUdpNative(addon, address, port, local, dispatcher);
+    return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close() };
+  }
+  return listenUdpDgram(address, port, dispatcher);
+}
+
+async function listenUdpDgram(address: string, port: number, dispatcher: Dispatcher): Promise<Listener> {
   const wildcard = address === '';
   const type = wildcard || net.isIPv6(address) ? 'udp6' : 'udp4';
   const socket = dgram.createSocket({ type, ipv6Only: false, lookup: literalLookup(type === 'udp6' ? 6 : 4) });
@@ -71,6 +93,7 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
   });
   const localAddress = plainAddress(local.address);
   socket.on('message', (msg, rinfo) => {
+    if (msg.length > MAX_UDP_QUERY) return;
     const client: ClientInfo = {
       transport: 'udp',
       remoteAddress: plainAddress(rinfo.address),
@@ -90,6 +113,7 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
   });
   return {
     transport: 'udp',
+    via: 'dgram',
     address,
     port: local.port,
     close: () => new Promise<void>((r) => socket.close(() => r())),
@@ -173,4 +197,10 @@ function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: Tcp
     }
     if (inflight >= limits.maxInflightPerConnection) socket.pause();
   });
+}
+
+/** The startup log's note on how UDP is served; says how to get the faster socket when missing. */
+export function udpNote(via: 'native' | 'dgram' | undefined): string {
+  if (via === 'dgram') return process.env.KDNS_UDP === 'dgram' ? ', udp via node:dgram (KDNS_UDP=dgram)' : ', udp via node:dgram: the native socket is not built, see `npm run build:native`';
+  return '';
 }

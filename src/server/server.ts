@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { loadConfig, stopPlugins, type ConfigInstance, type ListenSpec } from './config.js';
 import { Dispatcher } from './dispatch.js';
-import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits } from './listeners.js';
+import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits, type UdpTransport } from './listeners.js';
 import { createLogger, type Logger } from './log.js';
 import { counter } from './metrics.js';
 import type { ServeOptions, ServerControl, Shared } from './plugin.js';
@@ -18,10 +18,13 @@ export interface StartOptions {
   options?: Partial<ServeOptions>;
   log?: Logger;
   tcpLimits?: Partial<TcpLimits>;
+  /** UDP socket implementation (default 'auto': native when built). */
+  udpTransport?: UdpTransport;
 }
 
 export interface ListeningAddress {
   transport: 'udp' | 'tcp';
+  via?: 'native' | 'dgram';
   address: string;
   port: number;
 }
@@ -60,6 +63,7 @@ export class KdnsServer implements ServerControl {
   private stopping = false;
   private readonly options: ServeOptions;
   private readonly tcpLimits: TcpLimits;
+  private readonly udpTransport: UdpTransport;
   private reloadChain: Promise<boolean> = Promise.resolve(true);
 
   constructor(
@@ -69,6 +73,7 @@ export class KdnsServer implements ServerControl {
     this.shared = createShared(opts.log ?? createLogger());
     this.options = { defaultPort: 53, ...opts.options };
     this.tcpLimits = { ...DEFAULT_TCP_LIMITS, ...opts.tcpLimits };
+    this.udpTransport = opts.udpTransport ?? 'auto';
   }
 
   get log(): Logger {
@@ -140,7 +145,7 @@ export class KdnsServer implements ServerControl {
     const shown = spec.address === '' ? '' : spec.address;
     let udp: Listener;
     try {
-      udp = await listenUdp(spec.address, spec.port, dispatcher);
+      udp = await listenUdp(spec.address, spec.port, dispatcher, this.udpTransport);
     } catch (e) {
       throw new Error(`listen udp ${shown}:${spec.port}: ${describeError(e)}`);
     }
@@ -198,7 +203,7 @@ export class KdnsServer implements ServerControl {
 
   listening(): ListeningAddress[] {
     return [...this.open.values()].flatMap((o) => [
-      { transport: 'udp' as const, address: o.udp.address, port: o.udp.port },
+      { transport: 'udp' as const, via: o.udp.via, address: o.udp.address, port: o.udp.port },
       { transport: 'tcp' as const, address: o.tcp.address, port: o.tcp.port },
     ]);
   }

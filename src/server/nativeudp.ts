@@ -1,0 +1,183 @@
+// UDP through kdns's own socket (src/native/udp.c): datagrams arrive in batches in memory
+// shared with the addon, replies leave in one sendmmsg per batch. node:dgram spends about
+// 3 µs of CPU per query on a Buffer, an rinfo object, an address string and a send request;
+// here a query costs one copy of its bytes and a slot in the reply batch.
+//
+// The addon is built by `npm install` (scripts/build-native.mjs). Where it is missing (no C
+// compiler, not Linux) or KDNS_UDP=dgram is set, listeners.ts uses node:dgram instead.
+
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { formatIPv4, formatIPv6 } from '../dns/ip.js';
+import type { Dispatcher, Outcome } from './dispatch.js';
+import type { ClientInfo, TransportKind } from './request.js';
+
+interface NativeSocket {
+  readonly port: number;
+}
+
+interface NativeUdp {
+  readonly BATCH: number;
+  readonly SLOT: number;
+  readonly META: number;
+  open(family: 4 | 6, address: string, port: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
+  flush(socket: NativeSocket, count: number): number;
+  sendTo(socket: NativeSocket, bytes: Buffer, address: Buffer): number;
+  close(socket: NativeSocket): void;
+  stats(socket: NativeSocket): number;
+}
+
+/**
+ * UDP datagrams longer than this are dropped unread, on both transports: no DNS query comes
+ * near it (EDNS queries are a few hundred bytes), and the native socket reads into slots of
+ * this size.
+ */
+export const MAX_UDP_QUERY = 4096;
+
+const AF_INET = 2;
+
+let loaded: NativeUdp | null | undefined;
+
+/** The addon, or null when it is not built or KDNS_UDP=dgram asks for node:dgram. */
+export function nativeUdp(): NativeUdp | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (process.env.KDNS_UDP === 'dgram' || process.platform !== 'linux') return loaded;
+  try {
+    const require = createRequire(import.meta.url);
+    loaded = require('../../build/kdns_udp.node') as NativeUdp;
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+/** Which UDP path a listener opened now would use: for the startup log and the tests. */
+export function udpTransportName(): 'native' | 'dgram' {
+  return nativeUdp() ? 'native' : 'dgram';
+}
+
+/**
+ * The sender of one datagram. The address string is made only when a plugin asks for it (log,
+ * whoami, acl...): most answers never need it. The bytes are copied out of the shared meta
+ * slot at once, because the slot is reused by the next batch while an answer may still be
+ * pending.
+ */
+class UdpClient implements ClientInfo {
+  readonly transport: TransportKind = 'udp';
+  readonly remotePort: number;
+  private text: string | undefined;
+  private readonly v4: number;
+  private readonly v6: Buffer | undefined;
+
+  constructor(
+    meta: Buffer,
+    offset: number,
+    readonly localAddress: string,
+    readonly localPort: number,
+  ) {
+    // meta record: int32 length, int32 address length, then struct sockaddr_in / sockaddr_in6.
+    const family = meta.readUInt16LE(offset + 8);
+    this.remotePort = meta.readUInt16BE(offset + 10);
+    if (family === AF_INET) {
+      this.v4 = meta.readUInt32BE(offset + 12);
+      this.v6 = undefined;
+    } else {
+      this.v4 = 0;
+      this.v6 = Buffer.from(meta.subarray(offset + 16, offset + 32));
+    }
+  }
+
+  get remoteAddress(): string {
+    if (this.text === undefined) this.text = this.v6 ? plainIPv6(this.v6) : formatV4Number(this.v4);
+    return this.text;
+  }
+
+  set remoteAddress(value: string) {
+    this.text = value;
+  }
+}
+
+function formatV4Number(v: number): string {
+  return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
+}
+
+/** Dual-stack sockets see IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d, as with dgram. */
+function plainIPv6(b: Buffer): string {
+  const mapped = b.readUInt32BE(0) === 0 && b.readUInt32BE(4) === 0 && b.readUInt32BE(8) === 0xffff;
+  return mapped ? formatIPv4(b, 12) : formatIPv6(b);
+}
+
+function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+export interface NativeListener {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens address:port (address '' = every address, dual-stack) on the native socket. Throws
+ * like a dgram bind would (the error's code is EADDRINUSE, EACCES, ...).
+ */
+export function listenUdpNative(addon: NativeUdp, address: string, port: number, localAddress: string, dispatcher: Dispatcher): NativeListener {
+  const { BATCH, SLOT, META } = addon;
+  if (SLOT !== MAX_UDP_QUERY) throw new Error(`kdns_udp.node reads ${SLOT}-byte slots, this kdns expects ${MAX_UDP_QUERY}: rebuild it (npm run build:native)`);
+  const rx = Buffer.alloc(BATCH * SLOT);
+  const meta = Buffer.alloc(BATCH * META);
+  const tx = Buffer.alloc(BATCH * SLOT);
+  const txmeta = Buffer.alloc(BATCH * 8);
+  const txIndex = new Int32Array(txmeta.buffer, txmeta.byteOffset, BATCH * 2);
+  const family: 4 | 6 = address === '' || net.isIPv6(address) ? 6 : 4;
+  let localPort = 0;
+
+  /** The sender's sockaddr, copied: what sendTo needs once the batch's slot is reused. */
+  const senderOf = (i: number): Buffer => {
+    const o = i * META;
+    return Buffer.from(meta.subarray(o + 8, o + 8 + meta.readInt32LE(o + 4)));
+  };
+
+  const onBatch = (count: number): void => {
+    let replies = 0;
+    for (let i = 0; i < count; i++) {
+      const o = i * META;
+      const length = meta.readInt32LE(o);
+      if (length < 0) continue; // longer than a slot: no DNS query is, so it is not one
+      const start = i * SLOT;
+      const msg = Buffer.allocUnsafe(length);
+      rx.copy(msg, 0, start, start + length);
+      const out = dispatcher.handle(msg, new UdpClient(meta, o, localAddress, localPort));
+      if (out === undefined) continue;
+      if (isPromise(out)) {
+        const to = senderOf(i);
+        out.then((bytes) => {
+          if (bytes) addon.sendTo(socket, bytes, to);
+        });
+      } else if (out.length > SLOT) {
+        addon.sendTo(socket, out, senderOf(i));
+      } else {
+        tx.set(out, replies * SLOT);
+        txIndex[2 * replies] = i;
+        txIndex[2 * replies + 1] = out.length;
+        replies++;
+      }
+    }
+    if (replies > 0) addon.flush(socket, replies);
+  };
+
+  const socket = addon.open(family, address === '' ? '::' : address, port, rx, meta, tx, txmeta, onBatch);
+  localPort = socket.port;
+  let closed: Promise<void> | undefined;
+  return {
+    port: socket.port,
+    close() {
+      if (!closed) {
+        addon.close(socket);
+        // libuv releases the descriptor on its next turn; the port is free after that.
+        closed = new Promise((r) => setImmediate(r));
+      }
+      return closed;
+    },
+  };
+}
