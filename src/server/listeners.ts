@@ -67,7 +67,8 @@ function literalLookup(family: 4 | 6) {
 export async function listenUdp(address: string, port: number, dispatcher: Dispatcher, transport: UdpTransport = 'auto'): Promise<Listener> {
   const addon = transport === 'dgram' ? null : nativeUdp();
   if (transport === 'native' && !addon) throw new Error('the native UDP socket is not built (npm run build:native)');
-  if (addon && (address === '' || net.isIP(address) !== 0)) {
+  // Scoped IPv6 (fe80::1%eth0) and names stay with dgram, which resolves them.
+  if (addon && (address === '' || (net.isIP(address) !== 0 && !address.includes('%')))) {
     const local = address === '' ? '::' : address;
     const native = listenUdpNative(addon, address, port, local, dispatcher);
     return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close() };
