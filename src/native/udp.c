@@ -128,15 +128,21 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
 
 static void on_closed(uv_handle_t *handle);
 
+// Drops our hold on the JavaScript side (callback and buffers): once closed, the socket object
+// and its buffers can be collected, which ends in finalize_socket.
+static void release_references(napi_env env, udp_socket *s) {
+  napi_ref *refs[] = {&s->on_batch, &s->rx_ref, &s->meta_ref, &s->tx_ref, &s->txmeta_ref};
+  for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+    if (*refs[i]) napi_delete_reference(env, *refs[i]);
+    *refs[i] = NULL;
+  }
+}
+
 // The JavaScript object was collected. Normally close() ran first; if not, stop reading now.
 static void finalize_socket(napi_env env, void *data, void *hint) {
   (void)hint;
   udp_socket *s = (udp_socket *)data;
-  napi_delete_reference(env, s->on_batch);
-  napi_delete_reference(env, s->rx_ref);
-  napi_delete_reference(env, s->meta_ref);
-  napi_delete_reference(env, s->tx_ref);
-  napi_delete_reference(env, s->txmeta_ref);
+  release_references(env, s);
   napi_async_destroy(env, s->async);
   if (s->polling) {
     s->env = NULL;  // on_closed frees the memory once libuv is done with the poll handle
@@ -342,7 +348,11 @@ static void on_closed(uv_handle_t *handle) {
   s->polling = 0;
   if (s->fd >= 0) close(s->fd);
   s->fd = -1;
-  if (s->env == NULL) free(s);  // finalized while closing
+  if (s->env == NULL) {
+    free(s);  // finalized while closing
+    return;
+  }
+  release_references(s->env, s);
 }
 
 // close(socket): stops reading and closes the descriptor (once the event loop lets go of it).
