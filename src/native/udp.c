@@ -48,7 +48,6 @@ typedef struct {
   struct sockaddr_storage raddr[BATCH];
   struct mmsghdr smsg[BATCH];
   struct iovec siov[BATCH];
-  uint64_t send_errors;
 } udp_socket;
 
 #define CHECK(call)                                                     \
@@ -167,6 +166,21 @@ static int buffer_arg(napi_env env, napi_value v, size_t min, unsigned char **ou
   return 0;
 }
 
+// Fills *sa for address:port of the family; returns its length, or 0 if address is not one.
+static socklen_t socket_address(int family, const char *address, int port, struct sockaddr_storage *sa) {
+  memset(sa, 0, sizeof *sa);
+  if (family == AF_INET6) {
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)sa;
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)port);
+    return inet_pton(AF_INET6, address, &a6->sin6_addr) == 1 ? sizeof *a6 : 0;
+  }
+  struct sockaddr_in *a4 = (struct sockaddr_in *)sa;
+  a4->sin_family = AF_INET;
+  a4->sin_port = htons((uint16_t)port);
+  return inet_pton(AF_INET, address, &a4->sin_addr) == 1 ? sizeof *a4 : 0;
+}
+
 // open(family 4|6, address string, port, rx, meta, tx, txmeta, onBatch) -> socket object
 // with a "port" property (the bound port). Throws with code EADDRINUSE etc. on bind errors.
 static napi_value udp_open(napi_env env, napi_callback_info info) {
@@ -198,33 +212,16 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
   s->txmeta = (int32_t *)txmeta;
 
   struct sockaddr_storage sa;
-  socklen_t salen;
-  memset(&sa, 0, sizeof sa);
-  int fd;
-  if (family == 6) {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&sa;
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET6, address, &a6->sin6_addr) != 1) {
-      free(s);
-      napi_throw_type_error(env, NULL, "kdns_udp.open: not an IPv6 address");
-      return NULL;
-    }
-    salen = sizeof *a6;
-    fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int off = 0;
-    if (fd >= 0) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-  } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&sa;
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, address, &a4->sin_addr) != 1) {
-      free(s);
-      napi_throw_type_error(env, NULL, "kdns_udp.open: not an IPv4 address");
-      return NULL;
-    }
-    salen = sizeof *a4;
-    fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  socklen_t salen = socket_address(family == 6 ? AF_INET6 : AF_INET, address, port, &sa);
+  if (salen == 0) {
+    free(s);
+    napi_throw_type_error(env, NULL, family == 6 ? "kdns_udp.open: not an IPv6 address" : "kdns_udp.open: not an IPv4 address");
+    return NULL;
+  }
+  int fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && family == 6) {
+    int off = 0;  // dual-stack, as node:dgram's udp6 sockets: "::" also takes IPv4 clients
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
   }
   if (fd < 0) {
     int err = errno;
@@ -277,13 +274,21 @@ static udp_socket *unwrap(napi_env env, napi_value obj) {
   return (udp_socket *)p;
 }
 
+// The arguments of a call whose first argument is a socket; NULL (with an exception) if not.
+static udp_socket *socket_call(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  size_t argc = want;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+    napi_throw_type_error(env, NULL, "kdns_udp: missing arguments");
+    return NULL;
+  }
+  return unwrap(env, argv[0]);
+}
+
 // flush(socket, count): sends the count replies described by txmeta in one sendmmsg.
 // Returns how many could not be sent (send buffer full, or the kernel refused one).
 static napi_value udp_flush(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  udp_socket *s = unwrap(env, argv[0]);
+  udp_socket *s = socket_call(env, info, 2, argv);
   if (!s) return NULL;
   int32_t count;
   CHECK(napi_get_value_int32(env, argv[1], &count));
@@ -316,7 +321,6 @@ static napi_value udp_flush(napi_env env, napi_callback_info info) {
       sent++;
     }
   }
-  s->send_errors += (uint64_t)failed;
   napi_value out;
   napi_create_int32(env, failed, &out);
   return out;
@@ -325,10 +329,8 @@ static napi_value udp_flush(napi_env env, napi_callback_info info) {
 // sendTo(socket, buffer, address): one datagram to the sockaddr bytes address (from meta).
 // Returns 0, or an errno when it could not be sent.
 static napi_value udp_send_to(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
   napi_value argv[3];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  udp_socket *s = unwrap(env, argv[0]);
+  udp_socket *s = socket_call(env, info, 3, argv);
   if (!s) return NULL;
   void *data, *addr;
   size_t len, addrlen;
@@ -337,7 +339,6 @@ static napi_value udp_send_to(napi_env env, napi_callback_info info) {
   int rc = 0;
   if (s->fd < 0) rc = EBADF;
   else if (sendto(s->fd, data, len, MSG_DONTWAIT, (struct sockaddr *)addr, (socklen_t)addrlen) < 0) rc = errno;
-  if (rc) s->send_errors++;
   napi_value out;
   napi_create_int32(env, rc, &out);
   return out;
@@ -357,10 +358,8 @@ static void on_closed(uv_handle_t *handle) {
 
 // close(socket): stops reading and closes the descriptor (once the event loop lets go of it).
 static napi_value udp_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  udp_socket *s = unwrap(env, argv[0]);
+  udp_socket *s = socket_call(env, info, 1, argv);
   if (!s) return NULL;
   if (s->polling && !uv_is_closing((uv_handle_t *)&s->poll)) {
     uv_poll_stop(&s->poll);
@@ -369,25 +368,12 @@ static napi_value udp_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// stats(socket) -> datagrams that could not be sent since open.
-static napi_value udp_stats(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  udp_socket *s = unwrap(env, argv[0]);
-  if (!s) return NULL;
-  napi_value out;
-  napi_create_double(env, (double)s->send_errors, &out);
-  return out;
-}
-
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"open", NULL, udp_open, NULL, NULL, NULL, napi_default, NULL},
       {"flush", NULL, udp_flush, NULL, NULL, NULL, napi_default, NULL},
       {"sendTo", NULL, udp_send_to, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
-      {"stats", NULL, udp_stats, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;
   napi_create_int32(env, BATCH, &batch);

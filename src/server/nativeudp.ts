@@ -24,7 +24,6 @@ interface NativeUdp {
   flush(socket: NativeSocket, count: number): number;
   sendTo(socket: NativeSocket, bytes: Buffer, address: Buffer): number;
   close(socket: NativeSocket): void;
-  stats(socket: NativeSocket): number;
 }
 
 /**
