@@ -104,6 +104,30 @@ describe('cache end to end', { skip }, () => {
     assert.equal(upstreamCount('www.example.test', start), 3);
   });
 
+  it('keys on the content of local-use EDNS options (65001-65534), such as the search paths nodecache sends', async () => {
+    const s = await kdns('cache');
+    const start = named.queries.length;
+    const asks: Array<{ option: string; upstream: number }> = [
+      { option: '+ednsopt=65534:0161', upstream: 1 }, // first with these search paths: a miss
+      { option: '+ednsopt=65534:0161', upstream: 1 }, // same option content: a hit
+      { option: '+ednsopt=65534:0162', upstream: 2 }, // another node's search paths: a miss
+      { option: '+ednsopt=65001:0161', upstream: 3 }, // another local option code: a miss
+      { option: '+ednsopt=65000:0161', upstream: 4 }, // outside the local range: the plain entry...
+      { option: '+ednsopt=65000:ffff', upstream: 4 }, // ...whatever its content
+      { option: '+noedns', upstream: 4 }, // ...which a query without EDNS shares
+    ];
+    const counts = [];
+    for (const a of asks) {
+      const r = await dig('mail1.example.test', 'A', { port: s.port, args: [a.option] });
+      assert.equal(r.status, 'NOERROR');
+      counts.push(upstreamCount('mail1.example.test', start));
+    }
+    assert.deepEqual(
+      counts,
+      asks.map((a) => a.upstream),
+    );
+  });
+
   it('caches denial: NXDOMAIN and NODATA, with the SOA TTL from RFC 2308', async () => {
     const s = await kdns('cache');
     const start = named.queries.length;

@@ -7,6 +7,7 @@ import { fullRcode, isTruncated, readU16, sameQuestion, scanMessage, Section, wr
 import { RCode, RRType } from '../../dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import type { DnsRequest } from '../../server/request.js';
+import { cacheKeyName } from './key.js';
 import type { CacheOptions } from './options.js';
 
 export type EntryKind = 'success' | 'denial';
@@ -138,7 +139,7 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
   return {
     entry: {
       tag,
-      name: req.query.name,
+      name: cacheKeyName(req.query),
       kind: entryKind,
       wire,
       ttlOffsets,

@@ -15,15 +15,7 @@ import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
 import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
-
-/**
- * Type, class, DO and CD of a query as one number: with the lower-case name, the cache key.
- * Class IN (nearly all queries) keeps it a small integer, the cheapest kind of Map key.
- */
-export function cacheTag(q: ParsedQuery): number {
-  const flags = (q.edns?.do ? 1 : 0) + (q.cd ? 2 : 0);
-  return q.qtype * 4 + flags + (q.qclass === 1 ? 0 : q.qclass * 262144);
-}
+import { cacheKeyName, cacheTag } from './key.js';
 
 /**
  * A hit's bytes are already what the server sends (ID, OPT and flags done by answerFrom), so
@@ -66,7 +58,8 @@ export class CachePlugin implements Plugin {
   /** The stored entry for a query, fresh or not (tests and tools). */
   peek(q: ParsedQuery): CacheEntry | undefined {
     const tag = cacheTag(q);
-    return this.stores.success.get(tag, q.name) ?? this.stores.denial.get(tag, q.name);
+    const key = cacheKeyName(q);
+    return this.stores.success.get(tag, key) ?? this.stores.denial.get(tag, key);
   }
 
   private covers(name: string): boolean {
@@ -81,7 +74,8 @@ export class CachePlugin implements Plugin {
     this.cells.requests.inc();
     const tag = cacheTag(q);
     const now = this.clock();
-    const e = this.stores.success.get(tag, q.name) ?? this.stores.denial.get(tag, q.name);
+    const key = cacheKeyName(q);
+    const e = this.stores.success.get(tag, key) ?? this.stores.denial.get(tag, key);
     if (e !== undefined) {
       if (now < e.expiresAt) {
         e.used = true;
