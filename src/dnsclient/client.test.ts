@@ -9,7 +9,7 @@ import { DnsClient, hostPort, type Proto } from './client.js';
 import { ExchangeError } from './errors.js';
 import { sleep } from '../testutil/net.js';
 import { exampleZone, missing, namedUpstream, selfSignedCert, slowUpstream, type NamedUpstream } from '../testutil/upstream.js';
-import { buildQuery, fullRcode, readU16, scanMessage } from './wire.js';
+import { buildQuery, fullRcode, readU16, scanMessage } from '../dns/wire.js';
 
 const A = 1;
 const IN = 1;

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { ExchangeError } from './errors.js';
 import { StreamTransport, type TlsSettings } from './stream.js';
 import { UdpTransport, type ConnCounters, type ConnStats } from './udp.js';
-import { questionEnd } from './wire.js';
+import { questionEnd } from '../dns/wire.js';
 
 export type { TlsSettings } from './stream.js';
 export type { ConnCounters, ConnStats } from './udp.js';

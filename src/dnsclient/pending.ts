@@ -2,7 +2,7 @@
 // the wire. Shared by the UDP and stream transports, which differ only in how bytes move.
 import { ExchangeError, type ExchangeFailure } from './errors.js';
 import { freeId } from './ids.js';
-import { HEADER_SIZE, isResponse, readU16, sameQuestion, writeU16 } from './wire.js';
+import { HEADER_SIZE, isResponse, readU16, sameQuestion, writeU16 } from '../dns/wire.js';
 
 interface Waiting {
   resolve(reply: Buffer): void;

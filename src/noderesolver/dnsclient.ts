@@ -8,7 +8,7 @@ import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { decodeMessage } from '../dns/codec.js';
 import { nameEquals, nameToWire } from '../dns/name.js';
-import { buildQuery } from '../dnsclient/wire.js';
+import { buildQuery } from '../dns/wire.js';
 import { DnsClass, RCode, RRType } from '../dns/types.js';
 import type { AddressData, Message, NameData } from '../dns/types.js';
 

@@ -5,6 +5,7 @@
 
 import { encodeMessage } from '../dns/codec.js';
 import type { Edns } from '../dns/types.js';
+import { skipName } from '../dns/wire.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
 
@@ -85,17 +86,6 @@ function appendOpt(wire: Buffer, dnssecOk: boolean): Buffer {
   out.writeUInt16BE(0, p + 8);
   out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
   return out;
-}
-
-/** Skips a name at `p`; returns the offset after it, or -1 when it runs off the end. */
-function skipName(buf: Buffer, p: number): number {
-  while (p < buf.length) {
-    const len = buf[p] as number;
-    if (len === 0) return p + 1;
-    if ((len & 0xc0) === 0xc0) return p + 2;
-    p += len + 1;
-  }
-  return -1;
 }
 
 /**

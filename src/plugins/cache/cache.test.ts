@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Registry } from 'prom-client';
 import { DnsClient } from '../../dnsclient/client.js';
-import { buildQuery, headerRcode } from '../../dnsclient/wire.js';
+import { buildQuery, headerRcode } from '../../dns/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { Reply } from '../../server/reply.js';
 import { dig } from '../../testutil/dig.js';

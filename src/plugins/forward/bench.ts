@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DnsClient } from '../../dnsclient/client.js';
 import { exampleZone, namedUpstream } from '../../testutil/upstream.js';
-import { buildQuery, headerRcode } from '../../dnsclient/wire.js';
+import { buildQuery, headerRcode } from '../../dns/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { createLogger } from '../../server/log.js';
 import { startServer } from '../../server/server.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { DnsClient } from '../../dnsclient/client.js';
-import { buildQuery, headerRcode, readU16 } from '../../dnsclient/wire.js';
+import { buildQuery, headerRcode, readU16 } from '../../dns/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort, sleep } from '../../testutil/net.js';

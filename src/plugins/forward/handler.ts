@@ -4,7 +4,7 @@
 // upstream failed goes to the next one while the request deadline lasts, so clients see
 // SERVFAIL only when no upstream could answer.
 import { DnsClient, type Proto } from '../../dnsclient/client.js';
-import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../dnsclient/wire.js';
+import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../dns/wire.js';
 import { isSubdomain, nameToWire } from '../../dns/name.js';
 import { RCode, RRType, DnsClass } from '../../dns/types.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';

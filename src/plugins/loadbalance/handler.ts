@@ -7,7 +7,7 @@
 // records of one owner and one length swap places without moving anything else, so a cache hit
 // stays a cache hit. Anything else (MX, mixed A/AAAA, records out of that order) goes through
 // the message model.
-import { scanMessage, Section, type RecordRef } from '../../dnsclient/wire.js';
+import { scanMessage, Section, type RecordRef } from '../../dns/wire.js';
 import { parseIP } from '../../dns/ip.js';
 import { RCode, RRType, type AddressData, type ResourceRecord } from '../../dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DnsClient } from '../../dnsclient/client.js';
-import { buildQuery } from '../../dnsclient/wire.js';
+import { buildQuery } from '../../dns/wire.js';
 import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { nameToWire } from '../../dns/name.js';
 import type { ResourceRecord } from '../../dns/types.js';

@@ -6,7 +6,7 @@
 // reports not-ready with the reason until the configuration changes.
 import { randomBytes } from 'node:crypto';
 import { DnsClient, type Proto } from '../../dnsclient/client.js';
-import { buildQuery } from '../../dnsclient/wire.js';
+import { buildQuery } from '../../dns/wire.js';
 import { nameToWire } from '../../dns/name.js';
 import { DnsClass, RCode, RRType } from '../../dns/types.js';
 import type { Logger } from '../../server/log.js';
