@@ -143,3 +143,26 @@ test('handler: ready() follows the store', () => {
   store.markSynced();
   assert.equal(p.ready(), true);
 });
+
+test('handler: answers kept after most of the cache was dropped (arena compaction) are still right', async () => {
+  const { p, store } = plugin();
+  const svc = (i: number, ip: string): ClusterObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: `s${i}`, namespace: 'demo' }, spec: { clusterIP: ip } });
+  // 4,000 answers of ~60 bytes fill four arena chunks; changing 3,000 of the services leaves
+  // three quarters of the arena dropped, which compacts it.
+  for (let i = 0; i < 4000; i++) store.upsert(svc(i, `10.97.${i >> 8}.${i & 255}`));
+  for (let i = 0; i < 4000; i++) await ask(p, request(`s${i}.demo.svc.cluster.local.`, RRType.A));
+  assert.equal(p.cachedNames, 4000);
+  store.batch(() => {
+    for (let i = 0; i < 3000; i++) store.upsert(svc(i, `10.98.${i >> 8}.${i & 255}`));
+  });
+  assert.equal(p.cachedNames, 1000);
+  const rows: Array<[number, string]> = [
+    [3000, 's3000.demo.svc.cluster.local.\t5\tIN\tA\t10.97.11.184'],
+    [3999, 's3999.demo.svc.cluster.local.\t5\tIN\tA\t10.97.15.159'],
+    [0, 's0.demo.svc.cluster.local.\t5\tIN\tA\t10.98.0.0'],
+  ];
+  for (const [i, want] of rows) {
+    // Twice: the second answer comes from the kept bytes.
+    for (let n = 0; n < 2; n++) assert.deepEqual((await ask(p, request(`s${i}.demo.svc.cluster.local.`, RRType.A))).text, [want]);
+  }
+});

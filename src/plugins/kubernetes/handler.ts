@@ -11,6 +11,7 @@ import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
+import { Arena } from './arena.js';
 import { Resolver, depIP, depPod, depService, upstreamKey, type Resolution, type UpstreamAnswer } from './resolve.js';
 import type { SourceHandle } from './sources.js';
 
@@ -51,6 +52,8 @@ export class KubernetesPlugin implements Plugin {
   readonly name = 'kubernetes';
   readonly resolver: Resolver;
   private readonly cache = new Map<string, Template>();
+  /** The templates' bytes (see arena.ts for why they are not Buffers of their own). */
+  private arena = new Arena();
   /** Dependency → the cached names built from it (one name, or several). */
   private readonly byDep = new Map<string, string | string[]>();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
@@ -97,8 +100,7 @@ export class KubernetesPlugin implements Plugin {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.cache.clear();
-    this.byDep.clear();
+    this.forgetAll();
     await this.source.release();
   }
 
@@ -166,7 +168,7 @@ export class KubernetesPlugin implements Plugin {
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return undefined;
     if (this.cache.size >= MAX_CACHED_NAMES) this.forgetAll();
     const first = this.cache.get(name);
-    const t: Template = { qtype: req.qtype, bytes: wire, rcode: msg.rcode, questionEnd: qEnd, next: first };
+    const t: Template = { qtype: req.qtype, bytes: this.arena.keep(wire), rcode: msg.rcode, questionEnd: qEnd, next: first };
     this.cache.set(name, t);
     for (const d of deps) {
       const names = this.byDep.get(d);
@@ -181,14 +183,29 @@ export class KubernetesPlugin implements Plugin {
   private forgetAll(): void {
     this.cache.clear();
     this.byDep.clear();
+    this.arena.reset();
   }
 
   private forget(dep: string): void {
     const names = this.byDep.get(dep);
     if (names === undefined) return;
     this.byDep.delete(dep);
-    if (typeof names === 'string') this.cache.delete(names);
-    else for (const n of names) this.cache.delete(n);
+    if (typeof names === 'string') this.forgetName(names);
+    else for (const n of names) this.forgetName(n);
+  }
+
+  private forgetName(name: string): void {
+    for (let t = this.cache.get(name); t !== undefined; t = t.next) this.arena.drop(t.bytes);
+    this.cache.delete(name);
+  }
+
+  /** Copies the templates still cached into a fresh arena, so dropped ones stop taking memory. */
+  private compact(): void {
+    const fresh = new Arena();
+    for (const first of this.cache.values()) {
+      for (let t: Template | undefined = first; t !== undefined; t = t.next) t.bytes = fresh.keep(t.bytes);
+    }
+    this.arena = fresh;
   }
 
   /** Drops the answers a store change makes stale. */
@@ -201,6 +218,7 @@ export class KubernetesPlugin implements Plugin {
     for (const key of d.services) this.forget(depService(key));
     for (const ip of d.ips) this.forget(depIP(ip));
     for (const ip of d.podIPs) this.forget(depPod(ip));
+    if (this.arena.wasteful()) this.compact();
   }
 }
 

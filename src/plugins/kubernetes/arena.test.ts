@@ -1,0 +1,57 @@
+// The arena the pre-encoded answers live in: copies are exact and independent of the original,
+// and it reports waste only once dropped bytes are the larger half of several chunks.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Arena, CHUNK_SIZE } from './arena.js';
+
+test('arena: a kept copy has the bytes and does not follow the original', () => {
+  const a = new Arena();
+  const src = Buffer.from([1, 2, 3, 4, 5]);
+  const kept = a.keep(src);
+  src.fill(9);
+  assert.deepEqual([...kept], [1, 2, 3, 4, 5]);
+  assert.equal(a.liveBytes, 5);
+  assert.equal(a.heldBytes, CHUNK_SIZE);
+});
+
+test('arena: consecutive copies share a chunk and do not overlap', () => {
+  const a = new Arena();
+  const x = a.keep(Buffer.alloc(100, 1));
+  const y = a.keep(Buffer.alloc(100, 2));
+  assert.equal(x.buffer, y.buffer);
+  assert.equal(y.byteOffset - x.byteOffset, 100);
+  assert.deepEqual([x[99], y[0]], [1, 2]);
+});
+
+test('arena: a message larger than a chunk gets a chunk of its own size', () => {
+  const a = new Arena();
+  const big = a.keep(Buffer.alloc(CHUNK_SIZE + 1, 7));
+  assert.equal(big.length, CHUNK_SIZE + 1);
+  assert.equal(a.heldBytes, CHUNK_SIZE + 1);
+});
+
+const wasteRows: Array<{ what: string; kept: number; dropped: number; wasteful: boolean }> = [
+  // 1,000-byte messages: 65 fit a chunk, so 400 of them fill 7 chunks (458,752 bytes held).
+  { what: 'nothing dropped', kept: 400, dropped: 0, wasteful: false },
+  { what: 'less than half dropped', kept: 400, dropped: 150, wasteful: false },
+  { what: 'more than half dropped', kept: 400, dropped: 250, wasteful: true },
+  { what: 'everything dropped but within two chunks', kept: 100, dropped: 100, wasteful: false },
+];
+
+for (const row of wasteRows) {
+  test(`arena: wasteful() when ${row.what}`, () => {
+    const a = new Arena();
+    const kept = Array.from({ length: row.kept }, () => a.keep(Buffer.alloc(1000)));
+    for (const k of kept.slice(0, row.dropped)) a.drop(k);
+    assert.equal(a.wasteful(), row.wasteful);
+  });
+}
+
+test('arena: reset forgets the chunks, copies handed out stay readable', () => {
+  const a = new Arena();
+  const kept = a.keep(Buffer.from('answer'));
+  a.reset();
+  assert.deepEqual([a.heldBytes, a.liveBytes], [0, 0]);
+  assert.equal(kept.toString(), 'answer');
+});
