@@ -254,6 +254,13 @@ describe('cache memory under 100,000 unique names', () => {
     gc();
     const after = process.memoryUsage();
     assert.equal(plugin.size('success'), 5000);
+    // The stored bytes live in the plugin's arena: 5,000 live entries of 61 bytes (header 12,
+    // question 29 + 4, answer 16), and no more
+    // than twice that (plus a chunk being filled) kept for entries evicted since the last
+    // compaction.
+    const bytes = plugin.arenaBytes();
+    assert.equal(bytes.live, 5000 * 61);
+    assert.ok(bytes.held <= 2 * bytes.live + 2 * 65536, `arena holds ${bytes.held} bytes for ${bytes.live} live`);
     const mib = (n: number): string => (n / 2 ** 20).toFixed(1);
     // 80,000 more entries kept would be ~40 MiB of heap; evicted, the heap stays where it was.
     // RSS also holds V8's young generation and the allocator's reserve, which settle once.

@@ -15,6 +15,7 @@ import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
 import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
+import { Arena } from '../../server/arena.js';
 import { cacheKeyName, cacheTag } from './key.js';
 
 /**
@@ -35,6 +36,12 @@ function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
 export class CachePlugin implements Plugin {
   readonly name = 'cache';
   private readonly stores: Record<EntryKind, BoundedStore<CacheEntry>>;
+  /**
+   * The stored replies' bytes. Cut from Node's shared Buffer pool, each ~100-byte entry would
+   * keep a whole 8 KB pool of long-gone replies alive: after 10 s of load over the 10,000-Service
+   * fixture, ~5,850 such pools (47 MB).
+   */
+  private readonly arena = new Arena();
   private readonly everyZone: boolean;
   private untrack?: () => void;
 
@@ -45,8 +52,8 @@ export class CachePlugin implements Plugin {
     private readonly clock: () => number = coarseNow,
   ) {
     this.stores = {
-      success: new BoundedStore<CacheEntry>(options.success.capacity, () => cells.evictions.success.inc()),
-      denial: new BoundedStore<CacheEntry>(options.denial.capacity, () => cells.evictions.denial.inc()),
+      success: new BoundedStore<CacheEntry>(options.success.capacity, () => cells.evictions.success.inc(), (e) => this.arena.drop(e.wire)),
+      denial: new BoundedStore<CacheEntry>(options.denial.capacity, () => cells.evictions.denial.inc(), (e) => this.arena.drop(e.wire)),
     };
     this.everyZone = options.zones.includes('.');
   }
@@ -116,7 +123,9 @@ export class CachePlugin implements Plugin {
     e.lastHit = now;
     const other: EntryKind = e.kind === 'success' ? 'denial' : 'success';
     this.stores[other].delete(tag, e.name);
+    e.wire = this.arena.keep(e.wire);
     this.stores[e.kind].set(e);
+    if (this.arena.wasteful()) this.compact();
     // This client sees the TTL the cache will count down from (as CoreDNS: no jump from the
     // upstream's 86400 to the cap on the next query). Wire replies are patched in place at the
     // same offsets (the OPT the entry dropped comes after every record).
@@ -195,6 +204,22 @@ export class CachePlugin implements Plugin {
       labels: this.cells.labels,
       size: (kind) => this.size(kind),
     });
+  }
+
+  /**
+   * Copies every live entry into fresh chunks once more than half of the arena is replaced or
+   * evicted entries: memory follows what is cached, at the cost of one copy of it now and then.
+   */
+  private compact(): void {
+    this.arena.reset();
+    for (const store of [this.stores.success, this.stores.denial]) {
+      for (const e of store.values()) e.wire = this.arena.keep(e.wire);
+    }
+  }
+
+  /** Bytes the arena holds and bytes of live entries in it (tests). */
+  arenaBytes(): { held: number; live: number } {
+    return { held: this.arena.heldBytes, live: this.arena.liveBytes };
   }
 
   stop(): void {

@@ -28,6 +28,8 @@ export class BoundedStore<V extends Evictable> {
   constructor(
     readonly capacity: number,
     private readonly onEvict: () => void = () => undefined,
+    /** Called for every entry that leaves: replaced, deleted, evicted or cleared. */
+    private readonly onRemove: (v: V) => void = () => undefined,
   ) {}
 
   get size(): number {
@@ -46,8 +48,10 @@ export class BoundedStore<V extends Evictable> {
       this.index.set(value.tag, byName);
     }
     const old = byName.get(value.name);
-    if (old) this.order.delete(old);
-    else if (this.order.size >= this.capacity) this.evictOne();
+    if (old) {
+      this.order.delete(old);
+      this.onRemove(old);
+    } else if (this.order.size >= this.capacity) this.evictOne();
     byName.set(value.name, value);
     this.order.add(value);
   }
@@ -58,10 +62,12 @@ export class BoundedStore<V extends Evictable> {
     if (!byName || !old) return false;
     byName.delete(name);
     this.order.delete(old);
+    this.onRemove(old);
     return true;
   }
 
   clear(): void {
+    for (const v of this.order) this.onRemove(v);
     this.index.clear();
     this.order.clear();
   }
@@ -85,6 +91,7 @@ export class BoundedStore<V extends Evictable> {
       this.index.get(v.tag)?.delete(v.name);
       this.evictions++;
       this.onEvict();
+      this.onRemove(v);
       return;
     }
   }

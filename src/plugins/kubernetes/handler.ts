@@ -11,7 +11,7 @@ import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
-import { Arena } from './arena.js';
+import { Arena } from '../../server/arena.js';
 import { Resolver, depIP, depPod, depService, upstreamKey, type Resolution, type UpstreamAnswer } from './resolve.js';
 import type { SourceHandle } from './sources.js';
 

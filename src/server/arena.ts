@@ -1,4 +1,5 @@
-// Where the plugin keeps its pre-encoded answers.
+// Where plugins keep bytes that live long: the kubernetes plugin's pre-encoded answers, the
+// cache's stored replies.
 //
 // A small Buffer (Buffer.allocUnsafe, encodeMessage's result) is a slice of Node's 8 KB pool,
 // which every per-query reply is also cut from. Keeping one 100-byte answer keeps its whole pool
