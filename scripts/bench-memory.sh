@@ -13,7 +13,7 @@
 #      the stock Kubernetes Corefile (errors, health, ready, kubernetes with `pods insecure`,
 #      prometheus, forward, cache 30, loop, reload, loadbalance) on 127.0.0.1;
 #   3. reads VmRSS from /proc/PID/status when /ready first says 200 (plus 2 s) — "loaded";
-#      right after $DURATION s of dnsperf (pinned to CPU $LOAD_CPU, the fixture's
+#      $SETTLE s later, before any query — "settled"; right after $DURATION s of dnsperf (pinned to CPU $LOAD_CPU, the fixture's
 #      queries-auth.txt) — "after load"; after $IDLE s more without queries — "idle"; and
 #      VmHWM, the peak;
 #   4. prints one table row per size: MiB at each point, load time, QPS and the server's CPU
@@ -24,7 +24,7 @@
 # (../shared/bench/setup.sh installs them) and a build (`npm run build`).
 #
 # Knobs (environment, defaults in brackets):
-#   KDNS_NODE_FLAGS [the flags kdns ships with, see README]  DURATION [10]  IDLE [30]
+#   KDNS_NODE_FLAGS [the flags kdns ships with, see README]  DURATION [10]  IDLE [30]  SETTLE [20]
 #   PORT [5300]  UPSTREAM_PORT [5399]  SERVER_CPU [0]  LOAD_CPU [1]  CLIENTS [4]  OUTSTANDING [100]
 #   FIXTURES [${TMPDIR:-/tmp}/kdns-bench-memory]  READY_TIMEOUT [600]  LABEL [free text column]
 #   KEEP_LOG [0; 1 prints the kdns log path instead of deleting it]
@@ -43,6 +43,7 @@ if [ -n "${KDNS_BENCH_IN_NETNS:-}" ]; then ip link set lo up; fi
 NODE_FLAGS="${KDNS_NODE_FLAGS---max-semi-space-size=1}"
 DURATION="${DURATION:-10}"
 IDLE="${IDLE:-30}"
+SETTLE="${SETTLE:-20}"
 PORT="${PORT:-5300}"
 UPSTREAM_PORT="${UPSTREAM_PORT:-5399}"
 SERVER_CPU="${SERVER_CPU:-0}"
@@ -181,6 +182,9 @@ CONF
   t1="$(date +%s.%N)"
   sleep 2
   loaded="$(kib "$pid" VmRSS)"
+  # V8's memory reducer returns the loading garbage some seconds after the last allocation.
+  sleep "$SETTLE"
+  settled="$(kib "$pid" VmRSS)"
   p0="$(ticks "$pid")"
   out="$(taskset -c "$LOAD_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -d "$dir/queries-auth.txt" -l "$DURATION" \
     -c "$CLIENTS" -q "$OUTSTANDING" -O suppress=timeouts,unexpected,congestion,sockready 2>&1)"
@@ -194,14 +198,14 @@ CONF
   qps="$(awk -F': *' '/Queries per second:/ { printf "%.0f", $2 }' <<<"$out")"
   completed="$(awk -F': *' '/Queries completed:/ { split($2, a, " "); print a[1] }' <<<"$out")"
   us="$(awk -v t=$((p1 - p0)) -v hz="$(getconf CLK_TCK)" -v n="${completed:-0}" 'BEGIN { printf "%.1f", (n > 0 ? 1e6 * t / hz / n : 0) }')"
-  printf '%-16s %9s %10s %8s %8s %7.1f %8s %8s  %s\n' "$services+$pods" "$(mib "$loaded")" "$(mib "$after")" \
+  printf '%-16s %9s %9s %10s %8s %8s %7.1f %8s %8s  %s\n' "$services+$pods" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
     "$(mib "$idle")" "$(mib "$hwm")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
     "${qps:-?}" "$us" "$LABEL"
 }
 
 [ $# -gt 0 ] || set -- 10000:10000 100000:150000
-printf '%-16s %9s %10s %8s %8s %7s %8s %8s  %s\n' "svc+pods" "loaded" "after-load" "idle" "HWM" "load_s" "qps" "cpu_us/q" "label"
-printf '%-16s %9s %10s %8s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "s" "" ""
+printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s  %s\n' "svc+pods" "loaded" "settled" "after-load" "idle" "HWM" "load_s" "qps" "cpu_us/q" "label"
+printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
 for size in "$@"; do
   measure "${size%%:*}" "${size##*:}"
 done
