@@ -37,6 +37,9 @@ export interface CacheEntry {
   refreshing: boolean;
   /** Used since the eviction hand last passed (second-chance eviction). */
   used: boolean;
+  /** Neighbours in the store's age order (see store.ts). */
+  older: CacheEntry | undefined;
+  newer: CacheEntry | undefined;
 }
 
 /** How a reply is cached, as CoreDNS's response.Typify sorts them. */
@@ -152,6 +155,8 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
       lastHit: 0,
       refreshing: false,
       used: false,
+      older: undefined,
+      newer: undefined,
     },
   };
 }

@@ -6,9 +6,11 @@ interface Item {
   tag: number;
   name: string;
   used: boolean;
+  older: Item | undefined;
+  newer: Item | undefined;
 }
 
-const item = (name: string, used = false, tag = 4): Item => ({ tag, name, used });
+const item = (name: string, used = false, tag = 4): Item => ({ tag, name, used, older: undefined, newer: undefined });
 
 describe('cache store eviction', () => {
   // removed: every entry that left, in order (the cache frees its bytes on each).
