@@ -87,6 +87,10 @@ class UdpClient implements ClientInfo {
     }
   }
 
+  get remoteFamily(): 4 | 6 {
+    return this.v6 === undefined || isMapped(this.v6) ? 4 : 6;
+  }
+
   get remoteAddress(): string {
     if (this.text === undefined) this.text = this.v6 ? plainIPv6(this.v6) : formatV4Number(this.v4);
     return this.text;
@@ -103,8 +107,12 @@ function formatV4Number(v: number): string {
 
 /** Dual-stack sockets see IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d, as with dgram. */
 function plainIPv6(b: Buffer): string {
-  const mapped = b.readUInt32BE(0) === 0 && b.readUInt32BE(4) === 0 && b.readUInt32BE(8) === 0xffff;
-  return mapped ? formatIPv4(b, 12) : formatIPv6(b);
+  return isMapped(b) ? formatIPv4(b, 12) : formatIPv6(b);
+}
+
+/** ::ffff:a.b.c.d — an IPv4 client of a dual-stack socket. */
+function isMapped(b: Buffer): boolean {
+  return b.readUInt32BE(0) === 0 && b.readUInt32BE(4) === 0 && b.readUInt32BE(8) === 0xffff;
 }
 
 function isPromise(v: Outcome): v is Promise<Buffer | undefined> {

@@ -10,6 +10,11 @@ export type TransportKind = 'udp' | 'tcp';
 export interface ClientInfo {
   transport: TransportKind;
   remoteAddress: string;
+  /**
+   * The client's address family when the listener knows it without making the address string
+   * (the native UDP socket: the text is made only for plugins that read it).
+   */
+  readonly remoteFamily?: 4 | 6;
   remotePort: number;
   localAddress: string;
   localPort: number;

@@ -21,6 +21,7 @@ const bigHosts = Array.from({ length: 300 }, (_, i) => `10.1.${i >> 8}.${i & 0xf
 const corefile = (upstreamPort: number): string => `
 example.org:{PORT} {
     bind 127.0.0.1 ::1
+    prometheus 127.0.0.1:0
     hosts ${'{DIR}'}/hosts {
         10.9.9.9 x.example.org
         fallthrough
@@ -130,6 +131,21 @@ for (const transport of transports) {
       const [reply] = await burst(s.port, [queryWire('big.example.org', RRType.A, { id: 6, edns: edns(65000) })], 600);
       const m = decodeMessage(reply);
       assert.deepEqual([m.tc, m.answers.length, reply.length > 4096], [false, 300, true]);
+    });
+
+    test('prometheus counts IPv4 and IPv6 clients under their family (1 and 2)', async () => {
+      const families = async (): Promise<Record<string, number>> => {
+        const metric = s.server.shared.metrics.getSingleMetric('coredns_dns_requests_total');
+        const out: Record<string, number> = {};
+        for (const v of (await metric?.get())?.values ?? []) out[String(v.labels.family)] = (out[String(v.labels.family)] ?? 0) + v.value;
+        return out;
+      };
+      const before = await families();
+      await dig('x.example.org', 'A', { server: '127.0.0.1', port: s.port });
+      await dig('x.example.org', 'A', { server: '::1', port: s.port });
+      await dig('x.example.org', 'A', { server: '::1', port: s.port });
+      const after = await families();
+      assert.deepEqual([(after['1'] ?? 0) - (before['1'] ?? 0), (after['2'] ?? 0) - (before['2'] ?? 0)], [1, 2]);
     });
 
     test('an EDNS query gets an OPT record back', async () => {

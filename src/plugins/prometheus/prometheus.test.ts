@@ -48,12 +48,17 @@ describe('label values', () => {
   ];
   for (const [rcode, want] of rcodes) test(`rcode ${rcode} → ${want}`, () => assert.equal(rcodeLabel(rcode), want));
 
-  const families: Array<[string, number]> = [
-    ['10.0.0.1', 1],
-    ['fd00::1', 2],
-    ['::1', 2],
+  // remoteFamily (native UDP) decides when present; otherwise the address text does.
+  const families: Array<[string, 4 | 6 | undefined, number]> = [
+    ['10.0.0.1', undefined, 1],
+    ['fd00::1', undefined, 2],
+    ['::1', undefined, 2],
+    ['', 4, 1], // the address text is not needed, nor read
+    ['', 6, 2],
   ];
-  for (const [address, want] of families) test(`family of ${address} → ${want}`, () => assert.equal(familyOf(address), want));
+  for (const [address, remoteFamily, want] of families) {
+    test(`family of ${address} (remoteFamily ${remoteFamily ?? 'unknown'}) → ${want}`, () => assert.equal(familyOf({ remoteAddress: address, remoteFamily }), want));
+  }
 
   const servers: Array<[string, number, string]> = [
     ['', 53, 'dns://:53'],
