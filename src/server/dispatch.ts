@@ -6,7 +6,7 @@ import { RCode } from '../dns/types.js';
 import type { LoadedBlock } from './config.js';
 import { routeByZone } from './config.js';
 import { finalizeReply } from './finalize.js';
-import { PluginError } from './plugin.js';
+import { PluginError, type Plugin } from './plugin.js';
 import { errorReply, type Reply } from './reply.js';
 import { DnsRequest, type ClientInfo } from './request.js';
 
@@ -15,6 +15,15 @@ export type Outcome = Buffer | undefined | Promise<Buffer | undefined>;
 export interface DispatchHooks {
   /** A plugin threw something that is not a PluginError: a bug. Logged and counted. */
   onPanic(err: unknown, req: DnsRequest): void;
+}
+
+/** The first plugin of the listener's blocks that watches queries no block takes. */
+function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
+  for (const block of zones.values()) {
+    const p = block.plugins.find((x) => x.observeUnrouted !== undefined);
+    if (p) return p;
+  }
+  return undefined;
 }
 
 const QR = 0x8000;
@@ -45,11 +54,25 @@ function isPromise<T>(v: unknown): v is Promise<T> {
 }
 
 export class Dispatcher {
+  private unrouted: Plugin | undefined;
+  private zoneMap!: Map<string, LoadedBlock>;
+
   constructor(
-    /** zone → block; replaced wholesale on reload. */
-    public zones: Map<string, LoadedBlock>,
+    zones: Map<string, LoadedBlock>,
     private readonly hooks: DispatchHooks,
-  ) {}
+  ) {
+    this.zones = zones;
+  }
+
+  /** zone → block; replaced wholesale on reload. */
+  get zones(): Map<string, LoadedBlock> {
+    return this.zoneMap;
+  }
+
+  set zones(zones: Map<string, LoadedBlock>) {
+    this.zoneMap = zones;
+    this.unrouted = unroutedObserver(zones);
+  }
 
   handle(raw: Buffer, client: ClientInfo): Outcome {
     if (raw.length < 12) return undefined;
@@ -66,10 +89,14 @@ export class Dispatcher {
     const req = new DnsRequest(raw, query, client);
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
-    const zone = routeByZone(this.zones, query.name);
-    if (zone === undefined) return finalizeReply(req, errorReply(req, RCode.REFUSED));
+    const zone = routeByZone(this.zoneMap, query.name);
+    if (zone === undefined) {
+      const refused = errorReply(req, RCode.REFUSED);
+      this.unrouted?.observeUnrouted?.(req, refused);
+      return finalizeReply(req, refused);
+    }
     req.zone = zone;
-    const block = this.zones.get(zone) as LoadedBlock;
+    const block = this.zoneMap.get(zone) as LoadedBlock;
     let result;
     try {
       result = block.handle(req);

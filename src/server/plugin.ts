@@ -40,6 +40,12 @@ export interface Plugin {
   stop?(): MaybePromise<void>;
   /** Readiness as `ready` reports it: true, or why not. Absent = does not report. */
   ready?(): true | string;
+  /**
+   * A query no server block on this listener takes is answered REFUSED by the server itself,
+   * outside every chain. A plugin that counts queries sees it here (prometheus counts it under
+   * zone "dropped", as CoreDNS). The server calls the first plugin on the listener that has it.
+   */
+  observeUnrouted?(req: DnsRequest, reply: Reply): void;
 }
 
 /** Settings that belong to a server block as a whole and that some plugins set (bind, bufsize). */

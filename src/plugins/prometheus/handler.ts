@@ -46,6 +46,8 @@ MONITORED_TYPES.forEach((t, i) => {
 
 const PROTOS = ['udp', 'tcp'] as const;
 const FAMILIES = ['1', '2'] as const;
+/** The zone label of queries no server block takes (CoreDNS's vars.Dropped). */
+const DROPPED_ZONE = 'dropped';
 /** CoreDNS does not have views in kdns; the label stays for dashboards that group by it. */
 const VIEW = '';
 
@@ -195,9 +197,14 @@ export class PrometheusPlugin implements Plugin {
     return result;
   }
 
+  /** A query outside every zone of the listener, refused by the server: zone "dropped", as CoreDNS. */
+  observeUnrouted(req: DnsRequest, reply: Reply): void {
+    this.record(req, reply, undefined, DROPPED_ZONE);
+  }
+
   /** Counts one answered (or failed) query. */
-  private record(req: DnsRequest, reply: Reply | undefined, error: unknown): void {
-    const cells = this.cellsFor(req.client.localAddress).forZone(req.zone);
+  private record(req: DnsRequest, reply: Reply | undefined, error: unknown, zone: string = req.zone): void {
+    const cells = this.cellsFor(req.client.localAddress).forZone(zone);
     const type = TYPE_INDEX[req.qtype] as number;
     const proto = req.transport === 'udp' ? 0 : 1;
     const family = familyOf(req.client) - 1;

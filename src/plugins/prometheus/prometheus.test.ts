@@ -149,6 +149,17 @@ example.net:{PORT} {
     assert.equal(value(after, 'coredns_dns_requests_total', match) - value(before, 'coredns_dns_requests_total', match), 1);
   });
 
+  test('a query outside every zone is refused and counted once under zone "dropped", as CoreDNS', async () => {
+    const before = await scrape();
+    const r = await dig('www.elsewhere.test', 'A', { port: s.port });
+    const after = await scrape();
+    const delta = (name: string, match: Record<string, string>): number => value(after, name, match) - value(before, name, match);
+    assert.deepEqual(
+      [r.status, delta('coredns_dns_requests_total', { server, zone: 'dropped', type: 'A' }), delta('coredns_dns_responses_total', { server, zone: 'dropped', rcode: 'REFUSED' }), delta('coredns_dns_requests_total', {})],
+      ['REFUSED', 1, 1, 1],
+    );
+  });
+
   test('DNSSEC OK queries are counted', async () => {
     const before = await scrape();
     await dig('www.example.org', 'A', { port: s.port, args: ['+dnssec'] });
