@@ -202,6 +202,6 @@ function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: Tcp
 
 /** The startup log's note on how UDP is served; says how to get the faster socket when missing. */
 export function udpNote(via: 'native' | 'dgram' | undefined): string {
-  if (via === 'dgram') return process.env.KDNS_UDP === 'dgram' ? ', udp via node:dgram (KDNS_UDP=dgram)' : ', udp via node:dgram: the native socket is not built, see `npm run build:native`';
-  return '';
+  if (via !== 'dgram') return '';
+  return process.env.KDNS_UDP === 'dgram' ? '; udp via node:dgram, as KDNS_UDP=dgram asks' : '; udp via node:dgram: the native socket is not built (npm run build:native)';
 }

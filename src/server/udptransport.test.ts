@@ -10,7 +10,7 @@ import { queryWire, edns } from '../testutil/request.js';
 import { decodeMessage } from '../dns/codec.js';
 import { RRType } from '../dns/types.js';
 import { nativeUdp } from './nativeudp.js';
-import type { UdpTransport } from './listeners.js';
+import { udpNote, type UdpTransport } from './listeners.js';
 
 const transports: Exclude<UdpTransport, 'auto'>[] = nativeUdp() || process.env.CI === 'true' ? ['native', 'dgram'] : ['dgram'];
 if (!nativeUdp() && process.env.CI !== 'true') console.log('# native UDP socket not built (npm run build:native): testing node:dgram only');
@@ -167,3 +167,25 @@ for (const transport of transports) {
     }
   });
 }
+
+describe('the startup note on the UDP path', () => {
+  const cases: Array<{ via: 'native' | 'dgram' | undefined; env: string | undefined; note: string }> = [
+    { via: 'native', env: undefined, note: '' },
+    { via: undefined, env: undefined, note: '' },
+    { via: 'dgram', env: 'dgram', note: '; udp via node:dgram, as KDNS_UDP=dgram asks' },
+    { via: 'dgram', env: undefined, note: '; udp via node:dgram: the native socket is not built (npm run build:native)' },
+  ];
+  for (const c of cases) {
+    test(`via ${c.via ?? 'unknown'}, KDNS_UDP=${c.env ?? '(unset)'}`, () => {
+      const saved = process.env.KDNS_UDP;
+      if (c.env === undefined) delete process.env.KDNS_UDP;
+      else process.env.KDNS_UDP = c.env;
+      try {
+        assert.equal(udpNote(c.via), c.note);
+      } finally {
+        if (saved === undefined) delete process.env.KDNS_UDP;
+        else process.env.KDNS_UDP = saved;
+      }
+    });
+  }
+});
