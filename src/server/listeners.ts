@@ -27,7 +27,6 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
 
 const MAPPED_V4 = '::ffff:';
 
-
 /** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
 function plainAddress(a: string): string {
   return a.startsWith(MAPPED_V4) && a.includes('.') ? a.slice(MAPPED_V4.length) : a;

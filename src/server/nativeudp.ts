@@ -51,11 +51,6 @@ export function nativeUdp(): NativeUdp | null {
   return loaded;
 }
 
-/** Which UDP path a listener opened now would use: for the startup log and the tests. */
-export function udpTransportName(): 'native' | 'dgram' {
-  return nativeUdp() ? 'native' : 'dgram';
-}
-
 /**
  * The sender of one datagram. The address string is made only when a plugin asks for it (log,
  * whoami, acl...): most answers never need it. The bytes are copied out of the shared meta
