@@ -55,3 +55,25 @@ test('arena: reset forgets the chunks, copies handed out stay readable', () => {
   assert.deepEqual([a.heldBytes, a.liveBytes], [0, 0]);
   assert.equal(kept.toString(), 'answer');
 });
+
+const compactRows: Array<{ what: string; dropped: number; compacts: boolean; live: number; held: number }> = [
+  // 400 messages of 1,000 bytes in 7 chunks; after compaction the rest fit ceil(n / 65) chunks.
+  { what: 'less than half dropped: left alone', dropped: 150, compacts: false, live: 250_000, held: 7 * CHUNK_SIZE },
+  { what: 'more than half dropped: the rest copied into fresh chunks', dropped: 250, compacts: true, live: 150_000, held: 3 * CHUNK_SIZE },
+];
+
+for (const row of compactRows) {
+  test(`arena: compactIfWasteful when ${row.what}`, () => {
+    const a = new Arena();
+    let kept = Array.from({ length: 400 }, (_, i) => a.keep(Buffer.alloc(1000, i % 256)));
+    for (const k of kept.slice(0, row.dropped)) a.drop(k);
+    kept = kept.slice(row.dropped);
+    const before = kept[0] as Buffer;
+    const compacted = a.compactIfWasteful((keep) => {
+      kept = kept.map((k) => keep(k));
+    });
+    assert.deepEqual([compacted, a.liveBytes, a.heldBytes], [row.compacts, row.live, row.held]);
+    assert.equal((kept[0] as Buffer).buffer !== before.buffer, row.compacts, 'moved only when compacted');
+    assert.deepEqual([...(kept[0] as Buffer).subarray(0, 2)], [row.dropped % 256, row.dropped % 256]);
+  });
+}

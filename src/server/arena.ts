@@ -44,6 +44,18 @@ export class Arena {
     return this.held > 2 * CHUNK_SIZE && this.live * 2 < this.held;
   }
 
+  /**
+   * When more than half is dropped bytes: starts over and lets the owner copy each slice it
+   * still uses back in (`relocate` calls `keep` for each and stores what it returns), so the
+   * old chunks go once nothing refers to them. Returns whether it compacted.
+   */
+  compactIfWasteful(relocate: (keep: (bytes: Uint8Array) => Buffer) => void): boolean {
+    if (!this.wasteful()) return false;
+    this.reset();
+    relocate((bytes) => this.keep(bytes));
+    return true;
+  }
+
   /** Forgets every chunk; the slices already handed out stay valid as long as someone holds them. */
   reset(): void {
     this.chunk = undefined;

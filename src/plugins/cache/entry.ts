@@ -98,7 +98,11 @@ export type MakeResult = { entry: CacheEntry } | { skip: 'uncacheable' } | { dro
  * An entry for the reply `bytes` to `req`, or why there is none. `bytes` is not kept: the entry
  * owns a copy, since the server patches the reply it sends in place.
  */
-export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: number, opts: CacheOptions): MakeResult {
+/**
+ * The entry to store for this reply, or why there is none. `keep` copies the stored bytes to
+ * where they will live (the cache's arena); the default makes a Buffer of their own.
+ */
+export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: number, opts: CacheOptions, keep: (b: Uint8Array) => Buffer = (b) => Buffer.from(b)): MakeResult {
   if (bytes.length < 12) return { drop: 'short reply' };
   const scan = scanMessage(bytes);
   if (!scan) return { drop: 'malformed reply' };
@@ -129,8 +133,7 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
     if (scan.opt.end !== bytes.length) return { skip: 'uncacheable' };
     length = scan.opt.start;
   }
-  const wire = Buffer.allocUnsafe(length);
-  wire.set(bytes.subarray(0, length));
+  const wire = keep(bytes.subarray(0, length));
   if (scan.opt) writeU16(wire, 10, readU16(wire, 10) - 1);
   writeU16(wire, 0, 0);
   wire[2] = (wire[2] as number) & ~FLAG_AA_BYTE2;

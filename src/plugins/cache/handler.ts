@@ -42,6 +42,12 @@ export class CachePlugin implements Plugin {
    * fixture, ~5,850 such pools (47 MB).
    */
   private readonly arena = new Arena();
+  private readonly keep = (bytes: Uint8Array): Buffer => this.arena.keep(bytes);
+  private readonly relocateEntries = (keep: (bytes: Uint8Array) => Buffer): void => {
+    for (const store of [this.stores.success, this.stores.denial]) {
+      for (const e of store.values()) e.wire = keep(e.wire);
+    }
+  };
   private readonly everyZone: boolean;
   private untrack?: () => void;
 
@@ -109,7 +115,7 @@ export class CachePlugin implements Plugin {
     if (!reply || reply.error) return reply;
     const bytes = reply.wire ?? encodeMessage(reply.view());
     const now = this.clock();
-    const made = makeEntry(bytes, req, tag, now, this.options);
+    const made = makeEntry(bytes, req, tag, now, this.options, this.keep);
     if ('drop' in made) {
       this.cells.drops.inc();
       return reply;
@@ -117,15 +123,18 @@ export class CachePlugin implements Plugin {
     if ('skip' in made) return reply;
     const e = made.entry;
     const disabledZones = this.options.disabled[e.kind];
-    if (disabledZones.length > 0 && disabledZones.some((z) => isSubdomain(req.name, z))) return reply;
+    if (disabledZones.length > 0 && disabledZones.some((z) => isSubdomain(req.name, z))) {
+      this.arena.drop(e.wire);
+      return reply;
+    }
     // The query that caused the store counts as the first sighting for prefetch.
     e.hits = popularity ?? 1;
     e.lastHit = now;
     const other: EntryKind = e.kind === 'success' ? 'denial' : 'success';
     this.stores[other].delete(tag, e.name);
-    e.wire = this.arena.keep(e.wire);
     this.stores[e.kind].set(e);
-    if (this.arena.wasteful()) this.compact();
+    // Replaced and evicted entries' bytes go once they are half of what the arena holds.
+    this.arena.compactIfWasteful(this.relocateEntries);
     // This client sees the TTL the cache will count down from (as CoreDNS: no jump from the
     // upstream's 86400 to the cap on the next query). Wire replies are patched in place at the
     // same offsets (the OPT the entry dropped comes after every record).
@@ -204,17 +213,6 @@ export class CachePlugin implements Plugin {
       labels: this.cells.labels,
       size: (kind) => this.size(kind),
     });
-  }
-
-  /**
-   * Copies every live entry into fresh chunks once more than half of the arena is replaced or
-   * evicted entries: memory follows what is cached, at the cost of one copy of it now and then.
-   */
-  private compact(): void {
-    this.arena.reset();
-    for (const store of [this.stores.success, this.stores.denial]) {
-      for (const e of store.values()) e.wire = this.arena.keep(e.wire);
-    }
   }
 
   /** Bytes the arena holds and bytes of live entries in it (tests). */

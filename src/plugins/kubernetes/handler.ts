@@ -53,7 +53,7 @@ export class KubernetesPlugin implements Plugin {
   readonly resolver: Resolver;
   private readonly cache = new Map<string, Template>();
   /** The templates' bytes (see arena.ts for why they are not Buffers of their own). */
-  private arena = new Arena();
+  private readonly arena = new Arena();
   /** Dependency → the cached names built from it (one name, or several). */
   private readonly byDep = new Map<string, string | string[]>();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
@@ -199,15 +199,6 @@ export class KubernetesPlugin implements Plugin {
     this.cache.delete(name);
   }
 
-  /** Copies the templates still cached into a fresh arena, so dropped ones stop taking memory. */
-  private compact(): void {
-    const fresh = new Arena();
-    for (const first of this.cache.values()) {
-      for (let t: Template | undefined = first; t !== undefined; t = t.next) t.bytes = fresh.keep(t.bytes);
-    }
-    this.arena = fresh;
-  }
-
   /** Drops the answers a store change makes stale. */
   invalidate(d: StoreDelta): void {
     if (d.namespaces) {
@@ -218,7 +209,12 @@ export class KubernetesPlugin implements Plugin {
     for (const key of d.services) this.forget(depService(key));
     for (const ip of d.ips) this.forget(depIP(ip));
     for (const ip of d.podIPs) this.forget(depPod(ip));
-    if (this.arena.wasteful()) this.compact();
+    // Dropped answers' bytes go once they are half of what the arena holds.
+    this.arena.compactIfWasteful((keep) => {
+      for (const first of this.cache.values()) {
+        for (let t: Template | undefined = first; t !== undefined; t = t.next) t.bytes = keep(t.bytes);
+      }
+    });
   }
 }
 
