@@ -4,13 +4,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, encodeMessage, parseQuery } from '../../dns/codec.js';
+import { decodeMessage } from '../../dns/codec.js';
 import { rrToString } from '../../dns/rr.js';
-import { Opcode, RRType, type Message } from '../../dns/types.js';
+import { RRType, type Message } from '../../dns/types.js';
 import { createLogger } from '../../server/log.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply, responseFor } from '../../server/reply.js';
-import { DnsRequest } from '../../server/request.js';
+import type { DnsRequest } from '../../server/request.js';
 import type { Next } from '../../server/plugin.js';
 import { ClusterStore } from '../../cluster/store.js';
 import type { ClusterObject } from '../../cluster/types.js';
@@ -18,27 +18,10 @@ import { parseCorefile } from '../../corefile/parser.js';
 import { parseKubernetes } from './config.js';
 import { KubernetesPlugin } from './handler.js';
 import type { SourceHandle } from './sources.js';
+import { testRequest } from '../../testutil/request.js';
 
 function request(name: string, type: number, id = 4242): DnsRequest {
-  const msg: Message = {
-    id,
-    qr: false,
-    opcode: Opcode.QUERY,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    z: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    questions: [{ name, type, class: 1 }],
-    answers: [],
-    authority: [],
-    additional: [],
-  };
-  const raw = encodeMessage(msg);
-  return new DnsRequest(raw, parseQuery(raw), { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '127.0.0.1', localPort: 53 });
+  return testRequest(name, type, { id });
 }
 
 const objects: ClusterObject[] = [
