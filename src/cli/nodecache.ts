@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CorefileError } from '../corefile/ast.js';
 import { createLogger } from '../server/log.js';
-import { udpNote } from '../server/listeners.js';
+import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
 import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';
 import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
 import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/flags.js';
@@ -83,6 +83,7 @@ export function register(program: Command): void {
   program
     .command('nodecache')
     .description('Run the node-local DNS cache (NodeLocal DNSCache\'s role, plus ap.k8s.io autopath search paths)')
+    .addHelpText('after', UDP_ENV_HELP)
     .option('-c, --conf <file>', 'run this Corefile instead of the shipped configuration (the flags below then only set up the interface)')
     .option('--local-ip <IP[,IP]>', 'addresses to listen on (NodeLocal: the link-local address, optionally the kube-dns IP)', DEFAULT_LOCAL_IP)
     .option('--port <port>', 'DNS port', '53')

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { CorefileError } from '../corefile/ast.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { createLogger } from '../server/log.js';
-import { udpNote } from '../server/listeners.js';
+import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 
 const DEMO_COREFILE = fileURLToPath(new URL('../../examples/Corefile', import.meta.url));
@@ -45,6 +45,7 @@ export function register(program: Command): void {
   program
     .command('serve')
     .description('Serve DNS as configured by a Corefile (CoreDNS syntax)')
+    .addHelpText('after', UDP_ENV_HELP)
     .option('-c, --conf <file>', 'Corefile to load (default: ./Corefile, else the demo examples/Corefile)')
     .option('--cluster <dir>', 'directory of Kubernetes manifests for every kubernetes block that names no source')
     .option('--dns-port <port>', 'port for server blocks whose keys name none (CoreDNS -dns.port)', '53')

@@ -204,3 +204,6 @@ export function udpNote(via: 'native' | 'dgram' | undefined): string {
   if (via !== 'dgram') return '';
   return process.env.KDNS_UDP === 'dgram' ? '; udp via node:dgram, as KDNS_UDP=dgram asks' : '; udp via node:dgram: the native socket is not built (npm run build:native)';
 }
+
+/** The `--help` text on KDNS_UDP, shared by the commands that serve DNS (serve, nodecache). */
+export const UDP_ENV_HELP = "\nEnvironment:\n  KDNS_UDP=dgram  serve UDP through node:dgram instead of kdns's batched native socket\n                  (the fallback when the socket is not built; see npm run build:native)\n";
