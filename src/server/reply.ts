@@ -7,6 +7,12 @@ import type { Message, Question } from '../dns/types.js';
 import { RCode } from '../dns/types.js';
 import type { DnsRequest } from './request.js';
 
+/** The smallest and largest TTL in a reply (for a SOA, its MINIMUM field counts too). */
+export interface TtlRange {
+  readonly min: number;
+  readonly max: number;
+}
+
 export class Reply {
   /** Why the answer is an error (for the `errors` plugin), when a plugin had one to tell. */
   error?: Error;
@@ -14,6 +20,12 @@ export class Reply {
   plugin?: string;
   /** Bytes as the server will send them (set by the server or by a plugin that measures size). */
   finalWire?: Buffer;
+  /**
+   * Set by a plugin that keeps this answer pre-encoded and drops it itself the moment its data
+   * changes (kubernetes): the range of TTLs in it. A cache in front need not keep a copy of such
+   * an answer — the copy would only cost memory and go stale. Editing the reply clears it.
+   */
+  kept?: TtlRange;
 
   private constructor(
     private msg: Message | undefined,
@@ -53,6 +65,7 @@ export class Reply {
     const m = this.view();
     this.bytes = undefined;
     this.finalWire = undefined;
+    this.kept = undefined;
     return m;
   }
 

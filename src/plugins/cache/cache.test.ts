@@ -268,3 +268,56 @@ describe('cache memory under 100,000 unique names', () => {
     assert.ok(after.rss - warm.rss < 64 * 2 ** 20, `RSS grew ${mib(after.rss - warm.rss)} MiB`);
   });
 });
+
+describe('answers the plugin behind keeps itself (Reply.kept)', () => {
+  const options: CacheOptions = {
+    zones: ['.'],
+    success: { capacity: 100, maxTtl: 3600, minTtl: 5 },
+    denial: { capacity: 100, maxTtl: 1800, minTtl: 5 },
+    servfailMs: 5000,
+    disabled: { success: [], denial: [] },
+    keepTtl: false,
+  };
+  /** A reply to `raw` with one A record of TTL `ttl` (none for NXDOMAIN). */
+  const replyTo = (raw: Buffer, rcode: number, ttl: number): Buffer => {
+    const answer = rcode === 0 ? Buffer.from(`c00c00010001${ttl.toString(16).padStart(8, '0')}0004c0000201`, 'hex') : Buffer.alloc(0);
+    const out = Buffer.concat([raw, answer]);
+    out.writeUInt16BE(0x8580 | rcode, 2);
+    out.writeUInt16BE(answer.length > 0 ? 1 : 0, 6);
+    return out;
+  };
+  interface Case {
+    what: string;
+    rcode: number;
+    ttl: number;
+    kept: { min: number; max: number } | undefined;
+    edited?: boolean;
+    /** Entries stored and requests counted after the query. */
+    stored: number;
+    counted: number;
+  }
+  const cases: Case[] = [
+    { what: 'a kept answer within the TTL limits passes by: not stored, not counted', rcode: 0, ttl: 30, kept: { min: 30, max: 30 }, stored: 0, counted: 0 },
+    { what: 'a kept negative answer within the limits passes by', rcode: 3, ttl: 0, kept: { min: 30, max: 30 }, stored: 0, counted: 0 },
+    { what: 'a kept answer with a TTL over the cap is stored, so the cap applies', rcode: 0, ttl: 7200, kept: { min: 7200, max: 7200 }, stored: 1, counted: 1 },
+    { what: 'a kept answer with a TTL under the minimum is stored, so the minimum applies', rcode: 0, ttl: 1, kept: { min: 1, max: 1 }, stored: 1, counted: 1 },
+    { what: 'a kept answer a plugin edited on the way is stored', rcode: 0, ttl: 30, kept: { min: 30, max: 30 }, edited: true, stored: 1, counted: 1 },
+    { what: 'an answer nobody keeps is stored', rcode: 0, ttl: 30, kept: undefined, stored: 1, counted: 1 },
+  ];
+  for (const c of cases) {
+    it(c.what, async () => {
+      const registry = new Registry();
+      const plugin = new CachePlugin(options, cacheCells(registry, 'dns://:53', '.'));
+      const req = requestOf(buildQuery(nameToWire('web.demo.svc.cluster.local'), 1, 1, { id: 7 }));
+      const reply = await plugin.serve(req, (r) => {
+        const out = Reply.fromWire(replyTo(r.raw, c.rcode, c.ttl), c.rcode);
+        if (c.kept) out.kept = c.kept;
+        if (c.edited) out.edit();
+        return out;
+      });
+      assert.equal(reply?.rcode, c.rcode);
+      const requests = (await registry.getSingleMetric('coredns_cache_requests_total')?.get())?.values[0]?.value ?? 0;
+      assert.deepEqual([plugin.size('success') + plugin.size('denial'), requests], [c.stored, c.counted]);
+    });
+  }
+});

@@ -17,6 +17,9 @@ import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
 import { Arena } from '../../server/arena.js';
 import { cacheKeyName, cacheTag } from './key.js';
+import { readU16 } from '../../dns/wire.js';
+
+const ANCOUNT_OFFSET = 6;
 
 /**
  * A hit's bytes are already what the server sends (ID, OPT and flags done by answerFrom), so
@@ -84,29 +87,55 @@ export class CachePlugin implements Plugin {
     if (q.qdcount !== 1 || q.opcode !== 0 || q.qtype === RRType.AXFR || q.qtype === RRType.IXFR || !this.covers(q.name)) {
       return next(req);
     }
-    this.cells.requests.inc();
     const tag = cacheTag(q);
     const now = this.clock();
     const key = cacheKeyName(q);
     const e = this.stores.success.get(tag, key) ?? this.stores.denial.get(tag, key);
     if (e !== undefined) {
       if (now < e.expiresAt) {
+        this.cells.requests.inc();
         e.used = true;
         this.cells.hits[e.kind].inc();
         if (this.options.prefetch !== undefined) this.considerPrefetch(e, req, next, now);
         return finished(req, answerFrom(e, req, now, this.options.keepTtl), e.rcode);
       }
       const stale = this.serveStale(e, req, next, now);
-      if (stale !== undefined) return stale;
+      if (stale !== undefined) {
+        this.cells.requests.inc();
+        return stale;
+      }
     }
-    this.cells.misses.inc();
     return this.fetch(tag, req, next);
   }
 
+  /** A miss: asks the rest of the chain, counts and stores the answer unless it passes through. */
   private fetch(tag: number, req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
     const r = next(req);
-    if (isPromise(r)) return r.then((reply) => this.remember(tag, req, reply));
-    return this.remember(tag, req, r);
+    if (isPromise(r)) return r.then((reply) => this.missed(tag, req, reply));
+    return this.missed(tag, req, r);
+  }
+
+  private missed(tag: number, req: DnsRequest, reply: Reply | undefined): Reply | undefined {
+    if (reply !== undefined && this.passesThrough(reply)) return reply;
+    this.cells.requests.inc();
+    this.cells.misses.inc();
+    return this.remember(tag, req, reply);
+  }
+
+  /**
+   * Whether an answer is one the plugin behind keeps itself (Reply.kept: kubernetes) and storing
+   * it would change nothing a client sees: its TTLs are already within this cache's limits. Such
+   * answers are neither stored nor counted — the plugin answers them as cheaply as a hit, drops
+   * them the moment a Service changes (a copy here would be served stale for its TTL), and a
+   * second copy of every cluster answer was most of kdns's memory after a query load.
+   */
+  private passesThrough(reply: Reply): boolean {
+    const kept = reply.kept;
+    const wire = reply.wire;
+    if (kept === undefined || wire === undefined) return false;
+    const kind: EntryKind = reply.rcode === RCode.NOERROR && readU16(wire, ANCOUNT_OFFSET) > 0 ? 'success' : 'denial';
+    const limits = this.options[kind];
+    return kept.min >= limits.minTtl && kept.max <= limits.maxTtl;
   }
 
   /** Stores what the rest of the chain answered, when it may be cached; returns it unchanged. */

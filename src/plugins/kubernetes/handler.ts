@@ -4,10 +4,10 @@
 // changed, only the answers that depended on it are dropped.
 
 import { encodeMessage } from '../../dns/codec.js';
-import { DnsClass, RCode, type Message } from '../../dns/types.js';
+import { DnsClass, RCode, RRType, type Message, type SOAData } from '../../dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
-import { Reply, errorReply, responseFor } from '../../server/reply.js';
+import { Reply, errorReply, responseFor, type TtlRange } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
@@ -29,6 +29,8 @@ interface Template {
   rcode: number;
   /** Where the question ends: a query whose question ends elsewhere is not the same name. */
   questionEnd: number;
+  /** The TTLs in the answer, for a cache in front (Reply.kept); shared by templates alike. */
+  ttls: TtlRange;
   next: Template | undefined;
 }
 
@@ -54,6 +56,8 @@ export class KubernetesPlugin implements Plugin {
   private readonly cache = new Map<string, Template>();
   /** The templates' bytes (see arena.ts for why they are not Buffers of their own). */
   private readonly arena = new Arena();
+  /** One TtlRange object per distinct range: nearly every answer has the plugin's one TTL. */
+  private readonly ttlRanges = new Map<number, TtlRange>();
   /** Dependency → the cached names built from it (one name, or several). */
   private readonly byDep = new Map<string, string | string[]>();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
@@ -168,7 +172,7 @@ export class KubernetesPlugin implements Plugin {
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return undefined;
     if (this.cache.size >= MAX_CACHED_NAMES) this.forgetAll();
     const first = this.cache.get(name);
-    const t: Template = { qtype: req.qtype, bytes: this.arena.keep(wire), rcode: msg.rcode, questionEnd: qEnd, next: first };
+    const t: Template = { qtype: req.qtype, bytes: this.arena.keep(wire), rcode: msg.rcode, questionEnd: qEnd, ttls: this.ttlRangeOf(msg), next: first };
     this.cache.set(name, t);
     for (const d of deps) {
       const names = this.byDep.get(d);
@@ -178,6 +182,27 @@ export class KubernetesPlugin implements Plugin {
       } else if (!names.includes(name)) names.push(name);
     }
     return t;
+  }
+
+  private ttlRangeOf(msg: Message): TtlRange {
+    let min = Infinity;
+    let max = 0;
+    for (const section of [msg.answers, msg.authority, msg.additional]) {
+      for (const r of section) {
+        // A negative answer lives as long as its SOA's TTL and MINIMUM allow (RFC 2308).
+        const ttl = r.type === RRType.SOA ? Math.min(r.ttl, (r.data as SOAData).minimum) : r.ttl;
+        min = Math.min(min, ttl);
+        max = Math.max(max, r.ttl);
+      }
+    }
+    if (min === Infinity) min = 0;
+    const key = min * 2 ** 32 + max;
+    let range = this.ttlRanges.get(key);
+    if (range === undefined) {
+      range = { min, max };
+      this.ttlRanges.set(key, range);
+    }
+    return range;
   }
 
   private forgetAll(): void {
@@ -258,5 +283,7 @@ function fromTemplate(req: DnsRequest, t: Template): Reply {
   out[1] = raw[1] as number;
   for (let i = 12; i < qEnd; i++) out[i] = raw[i] as number;
   out.writeUInt16BE((req.query.flags & FROM_QUERY) | QR_AA | (src.readUInt16BE(2) & 0x020f), 2);
-  return Reply.fromWire(out, t.rcode);
+  const reply = Reply.fromWire(out, t.rcode);
+  reply.kept = t.ttls;
+  return reply;
 }

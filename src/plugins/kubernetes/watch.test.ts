@@ -1,5 +1,6 @@
 // The directory source while serving: files added, changed, deleted and broken under a running
-// `kdns serve`, observed with real dig.
+// `kdns serve`, observed with real dig. A `cache 30` sits in front, as in the stock Corefile:
+// the plugin's answers pass it by (Reply.kept), so a change is served at once, not after 30 s.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,7 +42,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kdns-watch-'));
   await writeFile(join(dir, 'ns.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n');
   await writeFile(join(dir, 'web.yaml'), service('web', '10.96.0.20'));
-  srv = await startTestServer(`cluster.local:{PORT} {\n  bind 127.0.0.1\n  kubernetes {\n    manifests ${dir}\n  }\n}\n`);
+  srv = await startTestServer(`cluster.local:{PORT} {\n  bind 127.0.0.1\n  cache 30\n  kubernetes {\n    manifests ${dir}\n  }\n}\n`);
 });
 
 after(async () => {
@@ -85,6 +86,17 @@ test('directory changes reach answers within a second', async (t) => {
       assert.ok(ms < 1000, `took ${ms} ms`);
     });
   }
+});
+
+test('the cache in front kept no copy of the cluster answers and counted none of them', async () => {
+  const total = async (name: string): Promise<number> => {
+    const values = (await srv.server.shared.metrics.getSingleMetric(name)?.get())?.values ?? [];
+    return values.reduce((sum, v) => sum + v.value, 0);
+  };
+  assert.deepEqual(
+    [await total('coredns_cache_entries'), await total('coredns_cache_requests_total'), await total('coredns_cache_hits_total'), await total('coredns_cache_misses_total')],
+    [0, 0, 0, 0],
+  );
 });
 
 test('the broken file was reported with its path and line', () => {
