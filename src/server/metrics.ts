@@ -1,6 +1,6 @@
 // Get-or-create for prom-client metrics: setup runs again on every reload, and a metric may be
 // registered only once per registry, so every plugin asks through these.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from './promclient.js';
 
 function existing<T>(registry: Registry, name: string): T | undefined {
   return registry.getSingleMetric(name) as T | undefined;

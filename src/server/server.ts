@@ -2,7 +2,7 @@
 // reloads, and the lifecycle (start, reload, lameduck shutdown).
 
 import { readFileSync } from 'node:fs';
-import { Registry } from 'prom-client';
+import { Registry } from './promclient.js';
 import { loadConfig, stopPlugins, type ConfigInstance, type ListenSpec } from './config.js';
 import { Dispatcher } from './dispatch.js';
 import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits, type UdpTransport } from './listeners.js';

@@ -4,7 +4,7 @@
 // Prints CPU ns/query for parse + DnsRequest alone, then with cache.serve (the hit), then with
 // the finalizer (what the server does per UDP query apart from the sockets); the differences
 // are the costs of each step. Also times inserts under eviction (the miss path's store).
-import { Registry } from 'prom-client';
+import { Registry } from '../../server/promclient.js';
 import { encodeMessage } from '../../dns/codec.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';

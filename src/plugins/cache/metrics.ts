@@ -1,7 +1,7 @@
 // cache's metric families under CoreDNS's names and labels ({server, type, zones, view}; `zones`
 // is the cache's zones joined by ","). Per-query counters are batched cells, so a hit costs a
 // few nanoseconds of counting; the entries gauge is read from the live stores at scrape time.
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from '../../server/promclient.js';
 import { batchedCounter, type CounterCell } from '../prometheus/series.js';
 import type { EntryKind } from './entry.js';
 

@@ -8,7 +8,7 @@
 // The metric objects are registered under their usual names, so get-or-create by name across
 // reloads finds them again and the counts survive.
 
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from '../../server/promclient.js';
 
 type LabelSet = Record<string, string>;
 

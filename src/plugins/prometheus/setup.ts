@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, type Registry } from 'prom-client';
+import { collectProcessMetrics, type Registry } from '../../server/promclient.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { parseHttpAddress } from '../health/endpoint.js';
@@ -21,7 +21,7 @@ export function parsePrometheus(d: Directive): PrometheusConfig {
 /** Process metrics (CPU, memory, open files, event loop), once per registry like Go's collectors. */
 function enableProcessMetrics(shared: Shared): void {
   shared.singleton('prometheus|process-metrics', () => {
-    collectDefaultMetrics({ register: shared.metrics });
+    collectProcessMetrics(shared.metrics);
     return true;
   });
 }
