@@ -77,3 +77,27 @@ for (const row of compactRows) {
     assert.deepEqual([...(kept[0] as Buffer).subarray(0, 2)], [row.dropped % 256, row.dropped % 256]);
   });
 }
+
+test('arena: put() copies and returns a location that chunkAt and offsetAt read back', () => {
+  const a = new Arena();
+  const first = a.put(Buffer.from('first'));
+  const second = a.put(Buffer.from('second'));
+  const big = a.put(Buffer.alloc(CHUNK_SIZE, 7));
+  const read = (loc: number, n: number): string => a.chunkAt(loc).subarray(a.offsetAt(loc), a.offsetAt(loc) + n).toString('latin1');
+  assert.deepEqual([read(first, 5), read(second, 6), a.offsetAt(second), a.offsetAt(big), a.chunkAt(big) !== a.chunkAt(first)], ['first', 'second', 5, 0, true]);
+  assert.deepEqual([a.liveBytes, a.heldBytes], [11 + CHUNK_SIZE, 2 * CHUNK_SIZE]);
+});
+
+test('arena: compactLocationsIfWasteful moves what is still used to fresh chunks, once half is released', () => {
+  const a = new Arena();
+  // 400 messages of 1,000 bytes in 7 chunks; 250 released leaves 150, which fit 3 chunks.
+  let locations = Array.from({ length: 400 }, (_, i) => a.put(Buffer.alloc(1000, i % 256)));
+  for (let i = 0; i < 250; i++) a.release(1000);
+  locations = locations.slice(250);
+  const compacted = a.compactLocationsIfWasteful((relocate) => {
+    locations = locations.map((loc) => relocate(loc, 1000));
+  });
+  const firstByte = (loc: number): number => a.chunkAt(loc)[a.offsetAt(loc)] as number;
+  assert.deepEqual([compacted, a.liveBytes, a.heldBytes], [true, 150_000, 3 * CHUNK_SIZE]);
+  assert.deepEqual([firstByte(locations[0] as number), firstByte(locations[149] as number)], [250 % 256, 399 % 256]);
+});

@@ -11,8 +11,13 @@
 /** Big enough that a chunk holds hundreds of answers; small enough that a tiny cluster pays little. */
 export const CHUNK_SIZE = 64 * 1024;
 
+/** Locations are chunk index × this + offset. */
+const LOCATION_SPAN = 65536;
+
 export class Arena {
   private chunk: Buffer | undefined;
+  /** Every chunk since the last reset, for put()'s locations. */
+  private chunks: Buffer[] = [];
   private used = 0;
   /** Bytes in all chunks handed out (live and dropped). */
   private held = 0;
@@ -22,21 +27,55 @@ export class Arena {
   /** A copy of `bytes` in the arena. Messages larger than a chunk get a chunk of their own. */
   keep(bytes: Uint8Array): Buffer {
     const n = bytes.length;
+    const at = this.reserve(n);
+    const out = (this.chunk as Buffer).subarray(at, at + n);
+    out.set(bytes);
+    return out;
+  }
+
+  /**
+   * A copy of `bytes` in the arena, as a location (see chunkAt, offsetAt) instead of a Buffer:
+   * for owners of many small copies, a number per copy instead of a ~100-byte Buffer object.
+   */
+  put(bytes: Uint8Array): number {
+    const at = this.reserve(bytes.length);
+    (this.chunk as Buffer).set(bytes, at);
+    // A chunk is 64 KiB, or one message alone at offset 0: the offset always fits 16 bits.
+    return (this.chunks.length - 1) * LOCATION_SPAN + at;
+  }
+
+  /** The chunk a location from put() is in. */
+  chunkAt(location: number): Buffer {
+    return this.chunks[Math.floor(location / LOCATION_SPAN)] as Buffer;
+  }
+
+  /** Where in its chunk a location from put() starts. */
+  offsetAt(location: number): number {
+    return location % LOCATION_SPAN;
+  }
+
+  /** Room for `n` bytes in the current chunk (a new one if needed); returns where it starts. */
+  private reserve(n: number): number {
     if (this.chunk === undefined || this.used + n > this.chunk.length) {
       this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_SIZE, n));
+      this.chunks.push(this.chunk);
       this.used = 0;
       this.held += this.chunk.length;
     }
-    const out = this.chunk.subarray(this.used, this.used + n);
-    out.set(bytes);
+    const at = this.used;
     this.used += n;
     this.live += n;
-    return out;
+    return at;
   }
 
   /** Tells the arena a kept slice is no longer used (its bytes stay until the next compaction). */
   drop(bytes: Uint8Array): void {
     this.live -= bytes.length;
+  }
+
+  /** Tells the arena `length` bytes put() at some location are no longer used. */
+  release(length: number): void {
+    this.live -= length;
   }
 
   /** Whether more than half of what the arena holds is dropped bytes (and that is worth a copy). */
@@ -56,9 +95,26 @@ export class Arena {
     return true;
   }
 
+  /**
+   * compactIfWasteful for owners of locations: `move` is called with a function that copies the
+   * `length` bytes at an old location into the fresh arena and returns the new location.
+   */
+  compactLocationsIfWasteful(move: (relocate: (location: number, length: number) => number) => void): boolean {
+    if (!this.wasteful()) return false;
+    const old = this.chunks;
+    this.reset();
+    move((location, length) => {
+      const chunk = old[Math.floor(location / LOCATION_SPAN)] as Buffer;
+      const at = location % LOCATION_SPAN;
+      return this.put(chunk.subarray(at, at + length));
+    });
+    return true;
+  }
+
   /** Forgets every chunk; the slices already handed out stay valid as long as someone holds them. */
   reset(): void {
     this.chunk = undefined;
+    this.chunks = [];
     this.used = 0;
     this.held = 0;
     this.live = 0;

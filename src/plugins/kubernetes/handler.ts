@@ -11,38 +11,12 @@ import { Reply, errorReply, responseFor, type TtlRange } from '../../server/repl
 import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
-import { Arena } from '../../server/arena.js';
+import { NONE, Templates } from './templates.js';
 import { Resolver, depIP, depPod, depService, upstreamKey, type Resolution, type UpstreamAnswer } from './resolve.js';
 import type { SourceHandle } from './sources.js';
 
 /** Past this many cached names the cache starts over (a flood of random names must not grow it forever). */
 export const MAX_CACHED_NAMES = 200_000;
-
-/**
- * A whole reply for one (name, type), question in lower case; patched per query. The templates
- * of one name form a short list (most names are asked for one or two types): lighter than a Map
- * per name when 100,000 names are cached.
- */
-interface Template {
-  qtype: number;
-  bytes: Buffer;
-  rcode: number;
-  /** Where the question ends: a query whose question ends elsewhere is not the same name. */
-  questionEnd: number;
-  /** The TTLs in the answer, for a cache in front (Reply.kept); shared by templates alike. */
-  ttls: TtlRange;
-  next: Template | undefined;
-}
-
-function findType(t: Template | undefined, qtype: number): Template | undefined {
-  while (t !== undefined && t.qtype !== qtype) t = t.next;
-  return t;
-}
-
-// Header bits taken from the query (RD, CD); QR and AA are set in every kubernetes reply.
-const FROM_QUERY = 0x0100 | 0x0010;
-const QR_AA = 0x8000 | 0x0400;
-const SMALL = 96;
 
 export interface KubernetesDeps {
   log: Logger;
@@ -53,11 +27,8 @@ export interface KubernetesDeps {
 export class KubernetesPlugin implements Plugin {
   readonly name = 'kubernetes';
   readonly resolver: Resolver;
-  private readonly cache = new Map<string, Template>();
-  /** The templates' bytes (see arena.ts for why they are not Buffers of their own). */
-  private readonly arena = new Arena();
-  /** One TtlRange object per distinct range: nearly every answer has the plugin's one TTL. */
-  private readonly ttlRanges = new Map<number, TtlRange>();
+  /** Every answer given so far, pre-encoded, until what it was made from changes. */
+  private readonly templates = new Templates();
   /** Dependency → the cached names built from it (one name, or several). */
   private readonly byDep = new Map<string, string | string[]>();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
@@ -82,8 +53,8 @@ export class KubernetesPlugin implements Plugin {
     const name = q.name;
     const zone = matchZone(this.zoneSuffixes, name);
     if (zone === undefined) return next(req);
-    const t = findType(this.cache.get(name), q.qtype);
-    if (t !== undefined && t.questionEnd === q.questionEnd) return fromTemplate(req, t);
+    const slot = this.templates.find(name, q.qtype, q.questionEnd);
+    if (slot !== NONE) return this.templates.reply(slot, req);
     return this.answer(req, next, name, zone);
   }
 
@@ -114,7 +85,7 @@ export class KubernetesPlugin implements Plugin {
 
   /** Number of (name) entries holding pre-encoded answers. */
   get cachedNames(): number {
-    return this.cache.size;
+    return this.templates.names;
   }
 
   private answer(req: DnsRequest, next: Next, name: string, zone: string): MaybePromise<Reply | undefined> {
@@ -159,21 +130,19 @@ export class KubernetesPlugin implements Plugin {
       additional: positive ? res.additional : [],
     };
     if (synced && res.deps !== undefined && !name.includes('\\')) {
-      const t = this.remember(req, name, res.deps, msg);
-      if (t !== undefined) return fromTemplate(req, t);
+      const slot = this.remember(req, name, res.deps, msg);
+      if (slot !== NONE) return this.templates.reply(slot, req);
     }
     return Reply.of(msg);
   }
 
-  /** Encodes the reply with the lower-case question and keeps it; undefined if it cannot be a template. */
-  private remember(req: DnsRequest, name: string, deps: readonly string[], msg: Message): Template | undefined {
+  /** Encodes the reply with the lower-case question and keeps it; its slot, or NONE if it cannot be kept. */
+  private remember(req: DnsRequest, name: string, deps: readonly string[], msg: Message): number {
     const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name, type: req.qtype, class: DnsClass.IN }] });
     const qEnd = req.query.questionEnd;
-    if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return undefined;
-    if (this.cache.size >= MAX_CACHED_NAMES) this.forgetAll();
-    const first = this.cache.get(name);
-    const t: Template = { qtype: req.qtype, bytes: this.arena.keep(wire), rcode: msg.rcode, questionEnd: qEnd, ttls: this.ttlRangeOf(msg), next: first };
-    this.cache.set(name, t);
+    if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return NONE;
+    if (this.templates.names >= MAX_CACHED_NAMES) this.forgetAll();
+    const slot = this.templates.add(name, req.qtype, wire, msg.rcode, qEnd, ttlRangeOf(msg));
     for (const d of deps) {
       const names = this.byDep.get(d);
       if (names === undefined) this.byDep.set(d, name);
@@ -181,47 +150,20 @@ export class KubernetesPlugin implements Plugin {
         if (names !== name) this.byDep.set(d, [names, name]);
       } else if (!names.includes(name)) names.push(name);
     }
-    return t;
-  }
-
-  private ttlRangeOf(msg: Message): TtlRange {
-    let min = Infinity;
-    let max = 0;
-    for (const section of [msg.answers, msg.authority, msg.additional]) {
-      for (const r of section) {
-        // A negative answer lives as long as its SOA's TTL and MINIMUM allow (RFC 2308).
-        const ttl = r.type === RRType.SOA ? Math.min(r.ttl, (r.data as SOAData).minimum) : r.ttl;
-        min = Math.min(min, ttl);
-        max = Math.max(max, r.ttl);
-      }
-    }
-    if (min === Infinity) min = 0;
-    const key = min * 2 ** 32 + max;
-    let range = this.ttlRanges.get(key);
-    if (range === undefined) {
-      range = { min, max };
-      this.ttlRanges.set(key, range);
-    }
-    return range;
+    return slot;
   }
 
   private forgetAll(): void {
-    this.cache.clear();
+    this.templates.clear();
     this.byDep.clear();
-    this.arena.reset();
   }
 
   private forget(dep: string): void {
     const names = this.byDep.get(dep);
     if (names === undefined) return;
     this.byDep.delete(dep);
-    if (typeof names === 'string') this.forgetName(names);
-    else for (const n of names) this.forgetName(n);
-  }
-
-  private forgetName(name: string): void {
-    for (let t = this.cache.get(name); t !== undefined; t = t.next) this.arena.drop(t.bytes);
-    this.cache.delete(name);
+    if (typeof names === 'string') this.templates.forget(names);
+    else for (const n of names) this.templates.forget(n);
   }
 
   /** Drops the answers a store change makes stale. */
@@ -235,12 +177,23 @@ export class KubernetesPlugin implements Plugin {
     for (const ip of d.ips) this.forget(depIP(ip));
     for (const ip of d.podIPs) this.forget(depPod(ip));
     // Dropped answers' bytes go once they are half of what the arena holds.
-    this.arena.compactIfWasteful((keep) => {
-      for (const first of this.cache.values()) {
-        for (let t: Template | undefined = first; t !== undefined; t = t.next) t.bytes = keep(t.bytes);
-      }
-    });
+    this.templates.compactIfWasteful();
   }
+}
+
+/** The TTLs of a reply, for a cache in front (Reply.kept). */
+function ttlRangeOf(msg: Message): TtlRange {
+  let min = Infinity;
+  let max = 0;
+  for (const section of [msg.answers, msg.authority, msg.additional]) {
+    for (const r of section) {
+      // A negative answer lives as long as its SOA's TTL and MINIMUM allow (RFC 2308).
+      const ttl = r.type === RRType.SOA ? Math.min(r.ttl, (r.data as SOAData).minimum) : r.ttl;
+      min = Math.min(min, ttl);
+      max = Math.max(max, r.ttl);
+    }
+  }
+  return { min: min === Infinity ? 0 : min, max };
 }
 
 function suffixes(zones: readonly string[]): Array<[string, string]> {
@@ -265,25 +218,4 @@ function sameQuestion(raw: Buffer, wire: Buffer, qEnd: number): boolean {
     if (c !== wire[i]) return false;
   }
   return true;
-}
-
-/** The template with this query's ID, flags and question spelling. */
-function fromTemplate(req: DnsRequest, t: Template): Reply {
-  const raw = req.raw;
-  const src = t.bytes;
-  const qEnd = t.questionEnd;
-  const out = Buffer.allocUnsafe(src.length);
-  if (src.length <= SMALL) {
-    for (let i = 0; i < src.length; i++) out[i] = src[i] as number;
-  } else {
-    src.copy(out);
-  }
-  // ID and the question as the client wrote it (case included); counts and records stay ours.
-  out[0] = raw[0] as number;
-  out[1] = raw[1] as number;
-  for (let i = 12; i < qEnd; i++) out[i] = raw[i] as number;
-  out.writeUInt16BE((req.query.flags & FROM_QUERY) | QR_AA | (src.readUInt16BE(2) & 0x020f), 2);
-  const reply = Reply.fromWire(out, t.rcode);
-  reply.kept = t.ttls;
-  return reply;
 }
