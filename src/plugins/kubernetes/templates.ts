@@ -1,11 +1,11 @@
-// The kubernetes plugin's pre-encoded answers: one whole reply per (name, type), question in
-// lower case, patched per query with the client's ID, flags and spelling of the name.
+// The kubernetes plugin's pre-encoded answers: one reply per (name, type), patched per query
+// with the client's ID, flags and question (its own spelling of the name).
 //
 // Kept as columns of numbers over an arena rather than as an object and a Buffer per answer:
 // after the auth bench (25,000 names asked over the 10,000-Service fixture) those objects and
-// Buffers were ~4 MiB of heap for ~3 MiB of answer bytes. A slot is 16 bytes of columns; the
-// answers of one name are chained through `next` (most names are asked for one or two
-// types).
+// Buffers were ~4 MiB of heap for ~3 MiB of answer bytes, a third of which were questions (not
+// kept now: every query brings its own). A slot is 16 bytes of columns; the answers of one name
+// are chained through `next` (most names are asked for one or two types).
 import type { DnsRequest } from '../../server/request.js';
 import { Reply, type TtlRange } from '../../server/reply.js';
 import { Arena } from '../../server/arena.js';
@@ -16,6 +16,7 @@ export const NONE = -1;
 // Header bits taken from the query (RD, CD); QR and AA are set in every kubernetes reply.
 const FROM_QUERY = 0x0100 | 0x0010;
 const QR_AA = 0x8000 | 0x0400;
+const HEADER = 12;
 /** Up to this length a byte loop copies faster than Buffer#copy with its argument checks. */
 const SMALL = 96;
 const FIRST_CAPACITY = 1024;
@@ -52,12 +53,19 @@ export class Templates {
     return slot;
   }
 
-  /** Keeps a copy of `wire`, the reply for (name, type); returns its slot. */
+  /**
+   * Keeps `wire`, the reply for (name, type), but for its question: every query brings its own,
+   * and the reply carries the client's spelling anyway (a third of a typical answer's bytes).
+   * Returns the slot.
+   */
   add(name: string, qtype: number, wire: Uint8Array, rcode: number, questionEnd: number, ttls: TtlRange): number {
     const slot = this.allocate();
+    const kept = new Uint8Array(wire.length - (questionEnd - HEADER));
+    kept.set(wire.subarray(0, HEADER));
+    kept.set(wire.subarray(questionEnd), HEADER);
     this.qtype[slot] = qtype;
-    this.location[slot] = this.arena.put(wire);
-    this.length[slot] = wire.length;
+    this.location[slot] = this.arena.put(kept);
+    this.length[slot] = kept.length;
     this.rcode[slot] = rcode;
     this.questionEnd[slot] = questionEnd;
     this.ttlRange[slot] = this.rangeId(ttls);
@@ -105,18 +113,21 @@ export class Templates {
     const chunk = this.arena.chunkAt(location);
     const from = this.arena.offsetAt(location);
     const n = this.length[slot] as number;
-    const out = Buffer.allocUnsafe(n);
-    if (n <= SMALL) {
-      for (let i = 0; i < n; i++) out[i] = chunk[from + i] as number;
-    } else {
-      chunk.copy(out, 0, from, from + n);
-    }
-    // ID and the question as the client wrote it (case included); counts and records stay ours.
+    const qEnd = this.questionEnd[slot] as number;
     const raw = req.raw;
+    const out = Buffer.allocUnsafe(n + qEnd - HEADER);
+    // Header (ID, then flags, patched below), the question as the client wrote it (case
+    // included: compression pointers to it still hold), then our records.
     out[0] = raw[0] as number;
     out[1] = raw[1] as number;
-    const qEnd = this.questionEnd[slot] as number;
-    for (let i = 12; i < qEnd; i++) out[i] = raw[i] as number;
+    for (let i = 2; i < HEADER; i++) out[i] = chunk[from + i] as number;
+    for (let i = HEADER; i < qEnd; i++) out[i] = raw[i] as number;
+    const shift = qEnd - HEADER;
+    if (n - HEADER <= SMALL) {
+      for (let i = HEADER; i < n; i++) out[i + shift] = chunk[from + i] as number;
+    } else {
+      chunk.copy(out, qEnd, from + HEADER, from + n);
+    }
     out.writeUInt16BE((req.query.flags & FROM_QUERY) | QR_AA | (out.readUInt16BE(2) & 0x020f), 2);
     const reply = Reply.fromWire(out, this.rcode[slot] as number);
     reply.kept = this.ranges[this.ttlRange[slot] as number];
