@@ -120,6 +120,22 @@ for (const row of rows) {
   });
 }
 
+const keptRows: Array<{ what: string; opts: string; name: string; type: number; kept: { min: number; max: number } | undefined }> = [
+  { what: 'an answer carries its TTL for a cache in front', opts: '', name: 'web.demo.svc.cluster.local.', type: RRType.A, kept: { min: 5, max: 5 } },
+  { what: 'a name error carries its SOA TTL and MINIMUM', opts: 'ttl 30', name: 'nope.demo.svc.cluster.local.', type: RRType.A, kept: { min: 30, max: 30 } },
+  { what: 'dns-version carries its own 28800', opts: '', name: 'dns-version.cluster.local.', type: RRType.TXT, kept: { min: 28800, max: 28800 } },
+  { what: 'an answer built from upstream data is not kept', opts: '', name: 'ext.demo.svc.cluster.local.', type: RRType.A, kept: undefined },
+];
+
+for (const row of keptRows) {
+  test(`handler: ${row.what} (Reply.kept), first and later queries alike`, async () => {
+    const { p } = plugin(row.opts);
+    const first = await p.serve(request(row.name, row.type), none);
+    const later = await p.serve(request(row.name, row.type), none);
+    assert.deepEqual([first?.kept, later?.kept], [row.kept, row.kept]);
+  });
+}
+
 test('handler: ready() follows the store', () => {
   const { p, store } = plugin('', false);
   assert.equal(p.ready(), 'test store has not synced yet');
