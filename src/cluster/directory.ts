@@ -181,6 +181,10 @@ export class DirectorySource implements ClusterSource {
       return;
     }
     this.watchDirs(tree.dirs);
+    // Until the first sync nothing relies on a whole view (names not found are SERVFAIL), so each
+    // file is applied as soon as it is read and its text let go. Reading every file first held
+    // them all at once: 110 MB of text for 100,000 Services and 150,000 Pods.
+    const applyAsRead = !this.store.synced;
     const loaded: Array<{ file: string; stamp: string; text: string | undefined }> = [];
     for (const file of tree.files) {
       let stamp: string;
@@ -198,7 +202,8 @@ export class DirectorySource implements ClusterSource {
         this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${(err as Error).message}` }]);
         continue;
       }
-      loaded.push({ file, stamp, text });
+      if (applyAsRead) this.store.batch(() => this.applyFile(file, stamp, text as string));
+      else loaded.push({ file, stamp, text });
     }
     const present = new Set(tree.files);
     // Apply synchronously so the store changes in one step per scan (one delta for caches).
