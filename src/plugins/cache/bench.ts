@@ -12,19 +12,12 @@ import { cpuNsPerQuery } from '../../testutil/bench.js';
 import { edns, queryWire, requestOf, responseMessage } from '../../testutil/request.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
-import type { CacheOptions } from './options.js';
+import { defaultCacheOptions, type CacheOptions } from './options.js';
 
 const NAMES = 1000;
 const total = Number(process.argv[2] ?? 2_000_000);
 
-const options: CacheOptions = {
-  zones: ['.'],
-  success: { capacity: 9984, maxTtl: 3600, minTtl: 5 },
-  denial: { capacity: 9984, maxTtl: 1800, minTtl: 5 },
-  servfailMs: 5000,
-  disabled: { success: [], denial: [] },
-  keepTtl: false,
-};
+const options: CacheOptions = defaultCacheOptions();
 
 function query(name: string, id: number, withEdns: boolean): Buffer {
   return queryWire(name, 1, { id, edns: withEdns ? edns() : undefined });

@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
-import type { CacheOptions } from './options.js';
+import { defaultCacheOptions, type CacheOptions } from './options.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
 
@@ -222,14 +222,7 @@ describe('cache memory under 100,000 unique names', () => {
   };
 
   it('keeps the entry count at capacity and RSS flat', async () => {
-    const options: CacheOptions = {
-      zones: ['.'],
-      success: { capacity: 5000, maxTtl: 3600, minTtl: 5 },
-      denial: { capacity: 5000, maxTtl: 1800, minTtl: 5 },
-      servfailMs: 5000,
-      disabled: { success: [], denial: [] },
-      keepTtl: false,
-    };
+    const options: CacheOptions = defaultCacheOptions(['.'], 5000);
     const plugin = new CachePlugin(options, cacheCells(new Registry(), 'dns://:53', '.'));
     // The upstream's side is a fixed reply with the asked name written in: the cache sees the
     // same bytes a real upstream sends (A record, owner compressed to the question).
@@ -270,14 +263,7 @@ describe('cache memory under 100,000 unique names', () => {
 });
 
 describe('answers the plugin behind keeps itself (Reply.kept)', () => {
-  const options: CacheOptions = {
-    zones: ['.'],
-    success: { capacity: 100, maxTtl: 3600, minTtl: 5 },
-    denial: { capacity: 100, maxTtl: 1800, minTtl: 5 },
-    servfailMs: 5000,
-    disabled: { success: [], denial: [] },
-    keepTtl: false,
-  };
+  const options: CacheOptions = defaultCacheOptions(['.'], 100);
   /** A reply to `raw` with one A record of TTL `ttl` (none for NXDOMAIN). */
   const replyTo = (raw: Buffer, rcode: number, ttl: number): Buffer => {
     const answer = rcode === 0 ? Buffer.from(`c00c00010001${ttl.toString(16).padStart(8, '0')}0004c0000201`, 'hex') : Buffer.alloc(0);

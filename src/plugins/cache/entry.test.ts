@@ -5,16 +5,9 @@ import type { Message, ResourceRecord } from '../../dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
 import { edns, responseMessage, testRequest } from '../../testutil/request.js';
 import { answerFrom, makeEntry, type CacheEntry } from './entry.js';
-import type { CacheOptions } from './options.js';
+import { defaultCacheOptions, type CacheOptions } from './options.js';
 
-const OPTS: CacheOptions = {
-  zones: ['.'],
-  success: { capacity: 10, maxTtl: 3600, minTtl: 5 },
-  denial: { capacity: 10, maxTtl: 1800, minTtl: 5 },
-  servfailMs: 5000,
-  disabled: { success: [], denial: [] },
-  keepTtl: false,
-};
+const OPTS: CacheOptions = defaultCacheOptions(['.'], 10);
 
 function request(name: string, opts: { id?: number; rd?: boolean; edns?: boolean; dnssecOk?: boolean } = {}): DnsRequest {
   return testRequest(name, 1, { id: opts.id, rd: opts.rd, edns: opts.edns ? edns(4096, { do: opts.dnssecOk ?? false }) : undefined });

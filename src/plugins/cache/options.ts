@@ -89,16 +89,21 @@ function parseServeStale(prop: Directive): NonNullable<CacheOptions['serveStale'
   return { durationMs, verify };
 }
 
-export function parseCache(d: Directive, blockZones: readonly string[]): CacheOptions {
-  const args = [...d.args];
-  const o: CacheOptions = {
-    zones: [],
-    success: { capacity: DEFAULT_CAPACITY, maxTtl: DEFAULT_SUCCESS_TTL, minTtl: DEFAULT_MIN_TTL },
-    denial: { capacity: DEFAULT_CAPACITY, maxTtl: DEFAULT_DENIAL_TTL, minTtl: DEFAULT_MIN_TTL },
+/** What a bare `cache` line means (CoreDNS's defaults), for `zones`; `capacity` for both types. */
+export function defaultCacheOptions(zones: string[] = ['.'], capacity: number = DEFAULT_CAPACITY): CacheOptions {
+  return {
+    zones,
+    success: { capacity, maxTtl: DEFAULT_SUCCESS_TTL, minTtl: DEFAULT_MIN_TTL },
+    denial: { capacity, maxTtl: DEFAULT_DENIAL_TTL, minTtl: DEFAULT_MIN_TTL },
     servfailMs: DEFAULT_SERVFAIL_MS,
     disabled: { success: [], denial: [] },
     keepTtl: false,
   };
+}
+
+export function parseCache(d: Directive, blockZones: readonly string[]): CacheOptions {
+  const args = [...d.args];
+  const o = defaultCacheOptions([]);
   let firstZone = 0;
   // A leading number is the TTL cap for both types; anything else is a zone.
   if (args.length > 0 && /^[+-]?[0-9]+$/.test(args[0] as string)) {
