@@ -16,7 +16,7 @@ import { ClusterStore } from '../../cluster/store.js';
 import type { ClusterObject } from '../../cluster/types.js';
 import { parseCorefile } from '../../corefile/parser.js';
 import { parseKubernetes } from './config.js';
-import { KubernetesPlugin } from './handler.js';
+import { KubernetesPlugin, MAX_KEPT_NAME_ERRORS } from './handler.js';
 import type { SourceHandle } from './sources.js';
 import { testRequest } from '../../testutil/request.js';
 
@@ -135,6 +135,17 @@ for (const row of keptRows) {
     assert.deepEqual([first?.kept, later?.kept], [row.kept, row.kept]);
   });
 }
+
+test('handler: past MAX_KEPT_NAME_ERRORS, names that do not exist are answered but not kept; names that exist still are', async () => {
+  const { p } = plugin();
+  for (let i = 0; i < MAX_KEPT_NAME_ERRORS + 50; i++) {
+    const r = await p.serve(request(`r${i}.demo.svc.cluster.local.`, RRType.A), none);
+    assert.equal(r?.rcode, 3);
+  }
+  assert.equal(p.cachedNames, MAX_KEPT_NAME_ERRORS);
+  await p.serve(request('web.demo.svc.cluster.local.', RRType.A), none);
+  assert.equal(p.cachedNames, MAX_KEPT_NAME_ERRORS + 1);
+});
 
 test('handler: ready() follows the store', () => {
   const { p, store } = plugin('', false);

@@ -17,6 +17,12 @@ import type { SourceHandle } from './sources.js';
 
 /** Past this many cached names the cache starts over (a flood of random names must not grow it forever). */
 export const MAX_CACHED_NAMES = 200_000;
+/**
+ * At most this many NXDOMAIN answers are kept (as many as a cache's denial store): past it, a
+ * name that does not exist is answered without being kept, so a flood of random names under
+ * the zone costs CPU but no memory, and the answers for names that exist stay.
+ */
+export const MAX_KEPT_NAME_ERRORS = 10_000;
 
 export interface KubernetesDeps {
   log: Logger;
@@ -138,6 +144,7 @@ export class KubernetesPlugin implements Plugin {
 
   /** Encodes the reply with the lower-case question and keeps it; its slot, or NONE if it cannot be kept. */
   private remember(req: DnsRequest, name: string, deps: readonly string[], msg: Message): number {
+    if (msg.rcode === RCode.NXDOMAIN && this.templates.nameErrors >= MAX_KEPT_NAME_ERRORS) return NONE;
     const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name, type: req.qtype, class: DnsClass.IN }] });
     const qEnd = req.query.questionEnd;
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return NONE;

@@ -17,6 +17,7 @@ export const NONE = -1;
 const FROM_QUERY = 0x0100 | 0x0010;
 const QR_AA = 0x8000 | 0x0400;
 const HEADER = 12;
+const NXDOMAIN = 3;
 /** Up to this length a byte loop copies faster than Buffer#copy with its argument checks. */
 const SMALL = 96;
 const FIRST_CAPACITY = 1024;
@@ -38,12 +39,18 @@ export class Templates {
   /** Slots below this have been used; freed ones are chained from `free` through `next`. */
   private top = 0;
   private free = NONE;
+  private nameErrorCount = 0;
   private readonly ranges: TtlRange[] = [];
   private readonly rangeIds = new Map<number, number>();
 
   /** Names with at least one answer. */
   get names(): number {
     return this.heads.size;
+  }
+
+  /** Answers kept that say NXDOMAIN. */
+  get nameErrors(): number {
+    return this.nameErrorCount;
   }
 
   /** The slot of the answer for (name, type) when the question is `questionEnd` long, or NONE. */
@@ -67,6 +74,7 @@ export class Templates {
     this.location[slot] = this.arena.put(kept);
     this.length[slot] = kept.length;
     this.rcode[slot] = rcode;
+    if (rcode === NXDOMAIN) this.nameErrorCount++;
     this.questionEnd[slot] = questionEnd;
     this.ttlRange[slot] = this.rangeId(ttls);
     this.next[slot] = this.heads.get(name) ?? NONE;
@@ -82,6 +90,7 @@ export class Templates {
     while (slot !== NONE) {
       const after = this.next[slot] as number;
       this.arena.release(this.length[slot] as number);
+      if (this.rcode[slot] === NXDOMAIN) this.nameErrorCount--;
       this.next[slot] = this.free;
       this.free = slot;
       slot = after;
@@ -94,6 +103,7 @@ export class Templates {
     this.resize(0);
     this.top = 0;
     this.free = NONE;
+    this.nameErrorCount = 0;
   }
 
   /** Once dropped answers are half the arena, copies the rest into fresh chunks. */
