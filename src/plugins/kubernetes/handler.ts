@@ -150,6 +150,7 @@ export class KubernetesPlugin implements Plugin {
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return NONE;
     if (this.templates.names >= MAX_CACHED_NAMES) this.forgetAll();
     const slot = this.templates.add(name, req.qtype, wire, msg.rcode, qEnd, ttlRangeOf(msg));
+    if (slot === NONE) return NONE;
     for (const d of deps) {
       const names = this.byDep.get(d);
       if (names === undefined) this.byDep.set(d, name);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { nameToWire } from '../../dns/name.js';
 import { buildQuery } from '../../dns/wire.js';
 import { requestOf } from '../../testutil/request.js';
-import { NONE, Templates } from './templates.js';
+import { MAX_TYPES_PER_NAME, NONE, Templates } from './templates.js';
 
 const A = 1;
 const AAAA = 28;
@@ -71,4 +71,13 @@ test('templates: answers kept across compaction and growth read back the same', 
     return (t.reply(slot, requestOf(buildQuery(nameToWire(n), A, 1))).wire as Buffer)[a.qEnd] === (2250 + j) % 251;
   });
   assert.deepEqual([t.names, kept.every(Boolean)], [750, true]);
+});
+
+test('templates: a name keeps at most MAX_TYPES_PER_NAME types; the next is not kept', () => {
+  const t = new Templates();
+  const slots = Array.from({ length: MAX_TYPES_PER_NAME + 1 }, (_, qtype) => {
+    const a = answer('web.demo.svc.cluster.local', qtype + 1, 0);
+    return t.add('web.demo.svc.cluster.local.', qtype + 1, a.wire, 0, a.qEnd, { min: 5, max: 5 });
+  });
+  assert.deepEqual([slots.slice(0, MAX_TYPES_PER_NAME).includes(NONE), slots[MAX_TYPES_PER_NAME]], [false, NONE]);
 });

@@ -21,6 +21,12 @@ const NXDOMAIN = 3;
 /** Up to this length a byte loop copies faster than Buffer#copy with its argument checks. */
 const SMALL = 96;
 const FIRST_CAPACITY = 1024;
+/**
+ * A name's answers are a chain walked on every query: past this many types (real clients ask
+ * for two or three), further types are answered without being kept, so asking one name for
+ * every type cannot make its lookups slow.
+ */
+export const MAX_TYPES_PER_NAME = 16;
 
 export class Templates {
   /** Name → its first slot. */
@@ -63,9 +69,13 @@ export class Templates {
   /**
    * Keeps `wire`, the reply for (name, type), but for its question: every query brings its own,
    * and the reply carries the client's spelling anyway (a third of a typical answer's bytes).
-   * Returns the slot.
+   * Returns the slot, or NONE when the name already has MAX_TYPES_PER_NAME answers.
    */
   add(name: string, qtype: number, wire: Uint8Array, rcode: number, questionEnd: number, ttls: TtlRange): number {
+    const head = this.heads.get(name) ?? NONE;
+    let types = 0;
+    for (let s = head; s !== NONE; s = this.next[s] as number) types++;
+    if (types >= MAX_TYPES_PER_NAME) return NONE;
     const slot = this.allocate();
     const kept = new Uint8Array(wire.length - (questionEnd - HEADER));
     kept.set(wire.subarray(0, HEADER));
@@ -77,7 +87,7 @@ export class Templates {
     if (rcode === NXDOMAIN) this.nameErrorCount++;
     this.questionEnd[slot] = questionEnd;
     this.ttlRange[slot] = this.rangeId(ttls);
-    this.next[slot] = this.heads.get(name) ?? NONE;
+    this.next[slot] = head;
     this.heads.set(name, slot);
     return slot;
   }
