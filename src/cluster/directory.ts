@@ -261,7 +261,7 @@ export class DirectorySource implements ClusterSource {
   }
 
   private applyFile(file: string, stamp: string, text: string): void {
-    const result = scanManifests(text, file);
+    const result = scanManifests(text, file, this.ignoreKinds);
     if (result.errors.length > 0) {
       this.reportErrors(file, stamp, result.errors);
       return;

@@ -269,3 +269,36 @@ for (const c of scanCases) {
     assert.equal(viaText || (c.fastPath && scan.entries.length === 0), c.fastPath);
   });
 }
+
+const skipCases: Array<{ name: string; listKind?: string; items: string[]; entries: string[] }> = [
+  {
+    name: 'skipped kinds are left out, the rest read',
+    items: ['{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"x"}}', '{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"x"},"spec":{"clusterIP":"None"}}'],
+    entries: ['Service x/s'],
+  },
+  {
+    name: 'kind found after other keys',
+    items: ['{"metadata":{"name":"p","namespace":"x","labels":{"kind":"Service"}},"status":{"phase":"Running"},"kind":"Pod","apiVersion":"v1"}'],
+    entries: [],
+  },
+  {
+    name: 'a skipped item that would not pass validation does not fail the file',
+    items: ['{"apiVersion":"v1","kind":"Pod","metadata":{"name":7}}', '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"x"}}'],
+    entries: ['Namespace /x'],
+  },
+  {
+    name: 'an item without its own kind is read (the list kind decides)',
+    listKind: 'NamespaceList',
+    items: ['{"metadata":{"name":"x"}}'],
+    entries: ['Namespace /x'],
+  },
+];
+
+for (const c of skipCases) {
+  test(`scanManifests with skipped kinds: ${c.name}`, () => {
+    const text = `{"kind":"${c.listKind ?? 'List'}","apiVersion":"v1","items":[${c.items.join(',')}]}`;
+    const scan = scanManifests(text, 'f.json', new Set(['Pod']));
+    assert.deepEqual(scan.errors, []);
+    assert.deepEqual(scan.entries.map((e) => `${e.kind} ${e.namespace ?? ''}/${e.name}`), c.entries);
+  });
+}
