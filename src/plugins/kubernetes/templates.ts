@@ -4,7 +4,7 @@
 // Kept as columns of numbers over an arena rather than as an object and a Buffer per answer:
 // after the auth bench (25,000 names asked over the 10,000-Service fixture) those objects and
 // Buffers were ~4 MiB of heap for ~3 MiB of answer bytes, a third of which were questions (not
-// kept now: every query brings its own). A slot is 16 bytes of columns; the answers of one name
+// kept now: every query brings its own). A slot is 18 bytes of columns; the answers of one name
 // are chained through `next` (most names are asked for one or two types).
 import type { DnsRequest } from '../../server/request.js';
 import { Reply, type TtlRange } from '../../server/reply.js';
