@@ -120,6 +120,11 @@ export class Arena {
     this.live = 0;
   }
 
+  /** Whether put() can still return a location below 2^32 (65,536 chunks: 4 GiB of copies). */
+  get roomForLocations(): boolean {
+    return this.chunks.length < LOCATION_SPAN;
+  }
+
   /** Bytes in chunks (for tests and the debug log). */
   get heldBytes(): number {
     return this.held;

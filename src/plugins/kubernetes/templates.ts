@@ -75,7 +75,9 @@ export class Templates {
     const head = this.heads.get(name) ?? NONE;
     let types = 0;
     for (let s = head; s !== NONE; s = this.next[s] as number) types++;
-    if (types >= MAX_TYPES_PER_NAME) return NONE;
+    // Locations are kept in 32 bits; the bound on names makes 4 GiB of answers unreachable, but
+    // a wrapped location would answer with another name's bytes.
+    if (types >= MAX_TYPES_PER_NAME || !this.arena.roomForLocations) return NONE;
     const slot = this.allocate();
     const kept = new Uint8Array(wire.length - (questionEnd - HEADER));
     kept.set(wire.subarray(0, HEADER));
