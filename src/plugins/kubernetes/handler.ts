@@ -12,7 +12,7 @@ import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
 import { NONE, Templates } from './templates.js';
-import { Resolver, depIP, depPod, depService, upstreamKey, type Resolution, type UpstreamAnswer } from './resolve.js';
+import { Resolver, upstreamKey, type Deps, type Resolution, type UpstreamAnswer } from './resolve.js';
 import type { SourceHandle } from './sources.js';
 
 /** Past this many cached names the cache starts over (a flood of random names must not grow it forever). */
@@ -35,8 +35,10 @@ export class KubernetesPlugin implements Plugin {
   readonly resolver: Resolver;
   /** Every answer given so far, pre-encoded, until what it was made from changes. */
   private readonly templates = new Templates();
-  /** Dependency → the cached names built from it (one name, or several). */
-  private readonly byDep = new Map<string, string | string[]>();
+  /** Service key, address, pod address → the names whose answers were built from it. */
+  private readonly byService: NamesBy = new Map();
+  private readonly byIP: NamesBy = new Map();
+  private readonly byPod: NamesBy = new Map();
   /** Zones longest first, each with its ".zone" suffix for the subdomain test. */
   private readonly zoneSuffixes: Array<[zone: string, suffix: string]>;
   private readonly fallthrough: Array<[zone: string, suffix: string]> | undefined;
@@ -143,7 +145,7 @@ export class KubernetesPlugin implements Plugin {
   }
 
   /** Encodes the reply with the lower-case question and keeps it; its slot, or NONE if it cannot be kept. */
-  private remember(req: DnsRequest, name: string, deps: readonly string[], msg: Message): number {
+  private remember(req: DnsRequest, name: string, deps: Deps, msg: Message): number {
     if (msg.rcode === RCode.NXDOMAIN && this.templates.nameErrors >= MAX_KEPT_NAME_ERRORS) return NONE;
     const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name, type: req.qtype, class: DnsClass.IN }] });
     const qEnd = req.query.questionEnd;
@@ -151,25 +153,23 @@ export class KubernetesPlugin implements Plugin {
     if (this.templates.names >= MAX_CACHED_NAMES) this.forgetAll();
     const slot = this.templates.add(name, req.qtype, wire, msg.rcode, qEnd, ttlRangeOf(msg));
     if (slot === NONE) return NONE;
-    for (const d of deps) {
-      const names = this.byDep.get(d);
-      if (names === undefined) this.byDep.set(d, name);
-      else if (typeof names === 'string') {
-        if (names !== name) this.byDep.set(d, [names, name]);
-      } else if (!names.includes(name)) names.push(name);
-    }
+    link(this.byService, deps.services, name);
+    link(this.byIP, deps.ips, name);
+    link(this.byPod, deps.pods, name);
     return slot;
   }
 
   private forgetAll(): void {
     this.templates.clear();
-    this.byDep.clear();
+    this.byService.clear();
+    this.byIP.clear();
+    this.byPod.clear();
   }
 
-  private forget(dep: string): void {
-    const names = this.byDep.get(dep);
+  private forget(index: NamesBy, key: string): void {
+    const names = index.get(key);
     if (names === undefined) return;
-    this.byDep.delete(dep);
+    index.delete(key);
     if (typeof names === 'string') this.templates.forget(names);
     else for (const n of names) this.templates.forget(n);
   }
@@ -181,11 +181,24 @@ export class KubernetesPlugin implements Plugin {
       this.forgetAll();
       return;
     }
-    for (const key of d.services) this.forget(depService(key));
-    for (const ip of d.ips) this.forget(depIP(ip));
-    for (const ip of d.podIPs) this.forget(depPod(ip));
+    for (const key of d.services) this.forget(this.byService, key);
+    for (const ip of d.ips) this.forget(this.byIP, ip);
+    for (const ip of d.podIPs) this.forget(this.byPod, ip);
     // Dropped answers' bytes go once they are half of what the arena holds.
     this.templates.compactIfWasteful();
+  }
+}
+
+/** Dependency → the kept names built from it: one name (most often), or several. */
+type NamesBy = Map<string, string | string[]>;
+
+function link(index: NamesBy, keys: readonly string[], name: string): void {
+  for (const key of keys) {
+    const names = index.get(key);
+    if (names === undefined) index.set(key, name);
+    else if (typeof names === 'string') {
+      if (names !== name) index.set(key, [names, name]);
+    } else if (!names.includes(name)) names.push(name);
   }
 }
 
