@@ -9,6 +9,8 @@
 import type { DnsRequest } from '../../server/request.js';
 import { Reply, type TtlRange } from '../../server/reply.js';
 import { Arena } from '../../server/arena.js';
+import { HEADER_SIZE as HEADER } from '../../dns/wire.js';
+import { RCode } from '../../dns/types.js';
 
 /** No slot: the end of a chain, or an empty free list. */
 export const NONE = -1;
@@ -16,8 +18,6 @@ export const NONE = -1;
 // Header bits taken from the query (RD, CD); QR and AA are set in every kubernetes reply.
 const FROM_QUERY = 0x0100 | 0x0010;
 const QR_AA = 0x8000 | 0x0400;
-const HEADER = 12;
-const NXDOMAIN = 3;
 /** Up to this length a byte loop copies faster than Buffer#copy with its argument checks. */
 const SMALL = 96;
 const FIRST_CAPACITY = 1024;
@@ -86,7 +86,7 @@ export class Templates {
     this.location[slot] = this.arena.put(kept);
     this.length[slot] = kept.length;
     this.rcode[slot] = rcode;
-    if (rcode === NXDOMAIN) this.nameErrorCount++;
+    if (rcode === RCode.NXDOMAIN) this.nameErrorCount++;
     this.questionEnd[slot] = questionEnd;
     this.ttlRange[slot] = this.rangeId(ttls);
     this.next[slot] = head;
@@ -102,7 +102,7 @@ export class Templates {
     while (slot !== NONE) {
       const after = this.next[slot] as number;
       this.arena.release(this.length[slot] as number);
-      if (this.rcode[slot] === NXDOMAIN) this.nameErrorCount--;
+      if (this.rcode[slot] === RCode.NXDOMAIN) this.nameErrorCount--;
       this.next[slot] = this.free;
       this.free = slot;
       slot = after;
