@@ -78,10 +78,10 @@ for (const row of compactRows) {
   });
 }
 
-test('arena: put() copies and returns a location that chunkAt and offsetAt read back', () => {
+test('arena: put() copies (a head and a tail as one) and returns a location that chunkAt and offsetAt read back', () => {
   const a = new Arena();
   const first = a.put(Buffer.from('first'));
-  const second = a.put(Buffer.from('second'));
+  const second = a.put(Buffer.from('sec'), Buffer.from('ond'));
   const big = a.put(Buffer.alloc(CHUNK_SIZE, 7));
   const read = (loc: number, n: number): string => a.chunkAt(loc).subarray(a.offsetAt(loc), a.offsetAt(loc) + n).toString('latin1');
   assert.deepEqual([read(first, 5), read(second, 6), a.offsetAt(second), a.offsetAt(big), a.chunkAt(big) !== a.chunkAt(first)], ['first', 'second', 5, 0, true]);

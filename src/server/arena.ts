@@ -36,10 +36,13 @@ export class Arena {
   /**
    * A copy of `bytes` in the arena, as a location (see chunkAt, offsetAt) instead of a Buffer:
    * for owners of many small copies, a number per copy instead of a ~100-byte Buffer object.
+   * `tail`, when given, is copied right after `bytes`, as one copy (no joined buffer first).
    */
-  put(bytes: Uint8Array): number {
-    const at = this.reserve(bytes.length);
-    (this.chunk as Buffer).set(bytes, at);
+  put(bytes: Uint8Array, tail?: Uint8Array): number {
+    const at = this.reserve(bytes.length + (tail?.length ?? 0));
+    const chunk = this.chunk as Buffer;
+    chunk.set(bytes, at);
+    if (tail) chunk.set(tail, at + bytes.length);
     // A chunk is 64 KiB, or one message alone at offset 0: the offset always fits 16 bits.
     return (this.chunks.length - 1) * LOCATION_SPAN + at;
   }

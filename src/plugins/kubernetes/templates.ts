@@ -79,12 +79,9 @@ export class Templates {
     // a wrapped location would answer with another name's bytes.
     if (types >= MAX_TYPES_PER_NAME || !this.arena.roomForLocations) return NONE;
     const slot = this.allocate();
-    const kept = new Uint8Array(wire.length - (questionEnd - HEADER));
-    kept.set(wire.subarray(0, HEADER));
-    kept.set(wire.subarray(questionEnd), HEADER);
     this.qtype[slot] = qtype;
-    this.location[slot] = this.arena.put(kept);
-    this.length[slot] = kept.length;
+    this.location[slot] = this.arena.put(wire.subarray(0, HEADER), wire.subarray(questionEnd));
+    this.length[slot] = wire.length - (questionEnd - HEADER);
     this.rcode[slot] = rcode;
     if (rcode === RCode.NXDOMAIN) this.nameErrorCount++;
     this.questionEnd[slot] = questionEnd;
