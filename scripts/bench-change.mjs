@@ -26,20 +26,7 @@ const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --opt
 
 const { buildQuery } = await import(join(here, 'dist/dns/wire.js'));
 const { nameToWire } = await import(join(here, 'dist/dns/name.js'));
-
-/** The A records in a reply, as dotted quads (answers are after a question of known length). */
-function addresses(reply, questionEnd) {
-  const out = [];
-  let p = questionEnd;
-  for (let n = reply.readUInt16BE(6); n > 0 && p < reply.length; n--) {
-    p += 2; // compressed owner
-    const type = reply.readUInt16BE(p);
-    const len = reply.readUInt16BE(p + 8);
-    if (type === 1 && len === 4) out.push([...reply.subarray(p + 10, p + 14)].join('.'));
-    p += 10 + len;
-  }
-  return out;
-}
+const { decodeMessage } = await import(join(here, 'dist/dns/codec.js'));
 
 const socket = dgram.createSocket('udp4');
 await new Promise((ok) => socket.bind(0, '127.0.0.1', ok));
@@ -53,7 +40,7 @@ function ask(name) {
     pending = (msg) => {
       if (msg.readUInt16BE(0) !== q.readUInt16BE(0)) return;
       clearTimeout(timer);
-      ok(addresses(msg, q.length));
+      ok(decodeMessage(msg).answers.filter((r) => r.type === 1).map((r) => r.data.address));
     };
     socket.send(q, port, '127.0.0.1');
   });
