@@ -7,7 +7,7 @@
 // records of one owner and one length swap places without moving anything else, so a cache hit
 // stays a cache hit. Anything else (MX, mixed A/AAAA, records out of that order) goes through
 // the message model.
-import { scanMessage, Section, type RecordRef } from '../../dns/wire.js';
+import { HEADER_SIZE, readU16, scanMessage, Section, type RecordRef } from '../../dns/wire.js';
 import { parseIP } from '../../dns/ip.js';
 import { RCode, RRType, type AddressData, type ResourceRecord } from '../../dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
@@ -117,6 +117,9 @@ export class LoadBalancePlugin implements Plugin {
   balance(req: DnsRequest, reply: Reply | undefined): Reply | undefined {
     if (!reply || reply.rcode !== RCode.NOERROR || req.qtype === RRType.AXFR || req.qtype === RRType.IXFR) return reply;
     const wire = reply.wire;
+    // One record or none in each section (most answers: one address) leaves nothing to shuffle;
+    // the counts say so without walking the records.
+    if (wire && wire.length >= HEADER_SIZE && readU16(wire, 6) < 2 && readU16(wire, 10) < 2) return reply;
     if (wire && balanceWire(wire, this.random, this.prefer)) return reply;
     const view = reply.view();
     if (view.answers.length < 2 && view.additional.length < 2) return reply;
