@@ -4,9 +4,9 @@
 // problem comes back as a value naming file and line, never as a throw.
 
 import { readdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { LineCounter, parseAllDocuments, isNode } from 'yaml';
 import type { Document } from 'yaml';
 import type { ClusterObject } from './types.js';
 
@@ -337,7 +337,20 @@ function itemKind(text: string, start: number): string | undefined {
   return kind;
 }
 
+type Yaml = typeof import('yaml');
+let yamlModule: Yaml | undefined;
+
+/**
+ * The YAML parser, loaded on first use: its code is ~0.9 MiB of heap, and a server fed `-o json`
+ * dumps or the API never needs it.
+ */
+function yaml(): Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as Yaml;
+  return yamlModule;
+}
+
 function parseYaml(text: string, file: string): ManifestResult {
+  const { LineCounter, parseAllDocuments } = yaml();
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
   const lineOf = (offset: number): number => lineCounter.linePos(offset).line;
@@ -373,7 +386,7 @@ function firstLine(s: string): string {
 function lineOfPath(doc: Document.Parsed, path: Segment[], lineOf: (offset: number) => number): number {
   for (let n = path.length; n >= 0; n--) {
     const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (isNode(node) && node.range) return lineOf(node.range[0]);
+    if (yaml().isNode(node) && node.range) return lineOf(node.range[0]);
   }
   return 1;
 }
