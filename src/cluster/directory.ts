@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { formatManifestError, isManifestFile, scanManifests, type ManifestError } from './manifests.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
-import { ClusterStore, objectKey, parseObjectKey } from './store.js';
+import { ClusterStore, objectKey, type VersionedObject } from './store.js';
 
 export interface DirectorySourceOptions {
   log?: SourceLog;
@@ -282,8 +282,8 @@ export class DirectorySource implements ClusterSource {
       this.store.upsert(entry.load(), value);
     }
     if (before && before.count > 0) {
-      for (const [key, h] of this.store.versioned()) {
-        if (typeof h === 'number' && fileOf(h) === index && !seen.has(key)) this.drop(key);
+      for (const o of this.fileObjects(index)) {
+        if (!seen.has(objectKey(o.kind, o.namespace, o.name))) this.store.remove(o.kind, o.namespace, o.name);
       }
     }
     if (before?.errors.length) this.log.info(`${file}: parses again, applied`);
@@ -306,14 +306,11 @@ export class DirectorySource implements ClusterSource {
     if (!state) return;
     this.files.delete(file);
     if (state.count === 0) return;
-    const index = this.indexOf(file);
-    for (const [key, h] of this.store.versioned()) {
-      if (typeof h === 'number' && fileOf(h) === index) this.drop(key);
-    }
+    for (const o of this.fileObjects(this.indexOf(file))) this.store.remove(o.kind, o.namespace, o.name);
   }
 
-  private drop(key: string): void {
-    const { kind, namespace, name } = parseObjectKey(key);
-    this.store.remove(kind, namespace, name);
+  /** The objects the file with this index defined (collected first: removing them changes the store). */
+  private fileObjects(index: number): VersionedObject[] {
+    return [...this.store.versioned((v) => typeof v === 'number' && fileOf(v) === index)];
   }
 }

@@ -185,3 +185,50 @@ test('store: batch() reports one delta for many writes', () => {
   assert.equal(deltas.length, 1);
   assert.equal(deltas[0]?.services.size, 50);
 });
+
+interface VersionCase {
+  what: string;
+  object: ClusterObject;
+  /** The objectKey() the directory source and the API source look it up by. */
+  key: string;
+  /** How versioned() lists it: kind, namespace (- for none), name. */
+  listed: string;
+}
+
+const versionCases: VersionCase[] = [
+  { what: 'Namespace', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }, key: 'Namespace team', listed: 'Namespace - team' },
+  { what: 'Service', object: service('web', ['10.0.0.1']), key: 'Service ns/web', listed: 'Service ns web' },
+  { what: 'Service written without a namespace (in default)', object: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { clusterIP: '10.0.0.9' } }, key: 'Service default/web', listed: 'Service default web' },
+  { what: 'EndpointSlice', object: slice('web-1', 'web', [['10.1.0.1', true]]), key: 'EndpointSlice ns/web-1', listed: 'EndpointSlice ns web-1' },
+  { what: 'Endpoints', object: legacy('web', ['10.1.0.1'], []), key: 'Endpoints ns/web', listed: 'Endpoints ns web' },
+  { what: 'Endpoints without subsets (no group to carry it)', object: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'idle', namespace: 'ns' } }, key: 'Endpoints ns/idle', listed: 'Endpoints ns idle' },
+  { what: 'Pod', object: pod('p1', ['10.2.0.1']), key: 'Pod ns/p1', listed: 'Pod ns p1' },
+  { what: 'Pod written without a namespace (in default)', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p2' }, status: { podIP: '10.2.0.2' } }, key: 'Pod default/p2', listed: 'Pod default p2' },
+  { what: 'Node', object: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, key: 'Node n1', listed: 'Node - n1' },
+];
+
+for (const c of versionCases) {
+  test(`store versions: ${c.what}: kept, skipped when equal, cleared without one, gone on remove`, () => {
+    const store = new ClusterStore();
+    assert.equal(store.upsert(c.object, 7), true);
+    assert.equal(store.versionOf(c.key), 7);
+    assert.deepEqual([...store.versioned()].map((o) => `${o.kind} ${o.namespace ?? '-'} ${o.name} ${o.version}`), [`${c.listed} 7`]);
+    assert.equal(store.upsert(c.object, 7), false, 'same version is skipped');
+    assert.equal(store.upsert(c.object, 8), true);
+    assert.equal(store.versionOf(c.key), 8);
+    assert.equal(store.upsert(c.object), true, 'no version always applies');
+    assert.equal(store.versionOf(c.key), undefined);
+    store.upsert(c.object, 9);
+    store.remove(c.object.kind, c.object.metadata.namespace, c.object.metadata.name);
+    assert.equal(store.versionOf(c.key), undefined);
+    assert.deepEqual([...store.versioned()], []);
+  });
+}
+
+test('store versions: versioned(match) yields only the versions it accepts', () => {
+  const store = new ClusterStore();
+  store.upsert(service('a', ['10.0.0.1']), 1);
+  store.upsert(service('b', ['10.0.0.2']), 2);
+  store.upsert(pod('p', ['10.2.0.1']), 'rv-3');
+  assert.deepEqual([...store.versioned((v) => v !== 1)].map((o) => o.name), ['b', 'p']);
+});
