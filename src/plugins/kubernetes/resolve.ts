@@ -10,7 +10,7 @@ import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../dns/name.js
 import * as rr from '../../dns/rr.js';
 import { RRType, type ResourceRecord } from '../../dns/types.js';
 import { matchesLabels } from '../../cluster/labels.js';
-import { canonicalIP, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
+import { canonicalIP, flat, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
 
 /** The schema version `dns-version.<zone>` reports. */
@@ -449,7 +449,9 @@ export class Resolver {
     if (r.service === '') return { entries: [] };
     const key = `${r.service}.${r.namespace}`;
     const svc = this.store.service(key);
-    ctx.deps?.services.push(svc?.key ?? key);
+    // A missing service's key is kept for as long as its NXDOMAIN is: flat, not the two slices
+    // and the concatenation it was built from (~80 bytes each, 4,000 of them after the auth bench).
+    ctx.deps?.services.push(svc?.key ?? flat(key));
     if (!svc || !matchesLabels(this.cfg.labels, svc.labels)) return { entries: [], error: 'noItems' };
     const svcName = `${svc.name}.${svc.namespace}.svc.${zone}`;
 
