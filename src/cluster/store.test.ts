@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClusterStore, canonicalIP, type StoreDelta } from './store.js';
+import { ClusterStore, canonicalIP, toServiceInfo, type StoreDelta } from './store.js';
 import type { ClusterObject, EndpointSlice, Endpoints, Pod, Service } from './types.js';
 
 const ipCases: Array<[string, string | undefined]> = [
@@ -232,3 +232,16 @@ test('store versions: versioned(match) yields only the versions it accepts', () 
   store.upsert(pod('p', ['10.2.0.1']), 'rv-3');
   assert.deepEqual([...store.versioned((v) => v !== 1)].map((o) => o.name), ['b', 'p']);
 });
+
+const nameCases: Array<{ name: string; namespace: string; key: string }> = [
+  { name: 'web', namespace: 'demo', key: 'web.demo' },
+  { name: 'web', namespace: 'Team-A', key: 'web.team-a' },
+  { name: 'Web', namespace: 'demo', key: 'web.demo' },
+  { name: 'a.b', namespace: 'demo', key: 'a.b.demo' },
+];
+for (const c of nameCases) {
+  test(`toServiceInfo: ${c.name} in ${c.namespace} keeps its name beside key ${c.key}`, () => {
+    const info = toServiceInfo({ apiVersion: 'v1', kind: 'Service', metadata: { name: c.name, namespace: c.namespace }, spec: { clusterIP: '10.0.0.1' } });
+    assert.deepEqual([info.name, info.namespace, info.key], [c.name, c.namespace, c.key]);
+  });
+}

@@ -277,31 +277,57 @@ function nonEmptyLabels(labels: Record<string, string> | undefined): Labels | un
 }
 
 export function toServiceInfo(svc: Service, version?: ObjectVersion): ServiceInfo {
-  const spec = svc.spec ?? {};
-  const namespace = internNamespace(svc.metadata.namespace ?? 'default');
-  const name = svc.metadata.name;
-  let kind: ServiceKind = 'ClusterIP';
-  let clusterIPs: readonly string[] = EMPTY;
-  if (spec.type === 'ExternalName') {
-    kind = 'ExternalName';
-  } else {
-    const given = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP !== undefined ? [spec.clusterIP] : [];
-    if (given[0] === 'None') kind = 'Headless';
-    else clusterIPs = canonicalIPs(given);
+  return new StoredService(svc, version);
+}
+
+/**
+ * A service as the store keeps it. Its name is read back from its key: Service names are
+ * lower-case DNS labels, so the key (`name.namespace`, lower case) begins with the name, and a
+ * second copy of it was 40 bytes a service (4 MiB at 100,000). A name with capitals (a
+ * hand-written manifest; the API server refuses them) is kept as given.
+ */
+class StoredService implements ServiceInfo {
+  readonly key: string;
+  readonly namespace: string;
+  readonly kind: ServiceKind;
+  readonly clusterIPs: readonly string[];
+  readonly externalName: string;
+  readonly ports: readonly PortInfo[];
+  readonly publishNotReadyAddresses: boolean;
+  readonly hasSelector: boolean;
+  readonly labels: Labels | undefined;
+  readonly version: ObjectVersion | undefined;
+  /** Only when the key cannot give the name back. */
+  private readonly givenName: string | undefined;
+
+  constructor(svc: Service, version: ObjectVersion | undefined) {
+    const spec = svc.spec ?? {};
+    const name = svc.metadata.name;
+    this.namespace = internNamespace(svc.metadata.namespace ?? 'default');
+    this.key = flat(`${name.toLowerCase()}.${this.namespace.toLowerCase()}`);
+    this.givenName = name === name.toLowerCase() ? undefined : name;
+    let kind: ServiceKind = 'ClusterIP';
+    let clusterIPs: readonly string[] = EMPTY;
+    if (spec.type === 'ExternalName') {
+      kind = 'ExternalName';
+    } else {
+      const given = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP !== undefined ? [spec.clusterIP] : [];
+      if (given[0] === 'None') kind = 'Headless';
+      else clusterIPs = canonicalIPs(given);
+    }
+    this.kind = kind;
+    this.clusterIPs = clusterIPs;
+    this.externalName = kind === 'ExternalName' ? (spec.externalName ?? '') : '';
+    this.ports = toPorts(spec.ports);
+    this.publishNotReadyAddresses = spec.publishNotReadyAddresses === true;
+    this.hasSelector = spec.selector !== undefined && Object.keys(spec.selector).length > 0;
+    this.labels = nonEmptyLabels(svc.metadata.labels);
+    this.version = version;
   }
-  return {
-    key: flat(`${name.toLowerCase()}.${namespace.toLowerCase()}`),
-    name,
-    namespace,
-    kind,
-    clusterIPs,
-    externalName: kind === 'ExternalName' ? (spec.externalName ?? '') : '',
-    ports: toPorts(spec.ports),
-    publishNotReadyAddresses: spec.publishNotReadyAddresses === true,
-    hasSelector: spec.selector !== undefined && Object.keys(spec.selector).length > 0,
-    labels: nonEmptyLabels(svc.metadata.labels),
-    version,
-  };
+
+  get name(): string {
+    return this.givenName ?? this.key.slice(0, this.key.length - this.namespace.length - 1);
+  }
 }
 
 /** A pod name longer than a DNS label cannot be an endpoint hostname (CoreDNS drops it too). */
