@@ -19,26 +19,6 @@ export interface PortInfo {
 
 export type ServiceKind = 'ClusterIP' | 'Headless' | 'ExternalName';
 
-export interface ServiceInfo {
-  /** `name.namespace`, the key DNS names map to (`<name>.<namespace>.svc.<zone>`). */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly kind: ServiceKind;
-  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
-  readonly clusterIPs: readonly string[];
-  /** As written in spec.externalName (ExternalName services only). */
-  readonly externalName: string;
-  /** Never empty: a service without ports holds the sentinel port -1. */
-  readonly ports: readonly PortInfo[];
-  readonly publishNotReadyAddresses: boolean;
-  /** Whether spec.selector is set (endpoints managed by Kubernetes), for the programming-latency metric. */
-  readonly hasSelector: boolean;
-  readonly labels: Labels | undefined;
-  /** How the source tells this object's versions apart (see ClusterStore.upsert). */
-  readonly version: ObjectVersion | undefined;
-}
-
 export interface EndpointAddressInfo {
   /** Canonical text form. */
   readonly ip: string;
@@ -277,7 +257,7 @@ function nonEmptyLabels(labels: Record<string, string> | undefined): Labels | un
 }
 
 export function toServiceInfo(svc: Service, version?: ObjectVersion): ServiceInfo {
-  return new StoredService(svc, version);
+  return new ServiceInfo(svc, version);
 }
 
 /**
@@ -286,16 +266,22 @@ export function toServiceInfo(svc: Service, version?: ObjectVersion): ServiceInf
  * second copy of it was 40 bytes a service (4 MiB at 100,000). A name with capitals (a
  * hand-written manifest; the API server refuses them) is kept as given.
  */
-class StoredService implements ServiceInfo {
+export class ServiceInfo {
+  /** `name.namespace`, lower case: the key DNS names map to (`<name>.<namespace>.svc.<zone>`). */
   readonly key: string;
   readonly namespace: string;
   readonly kind: ServiceKind;
+  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
   readonly clusterIPs: readonly string[];
+  /** As written in spec.externalName (ExternalName services only). */
   readonly externalName: string;
+  /** Never empty: a service without ports holds the sentinel port -1. */
   readonly ports: readonly PortInfo[];
   readonly publishNotReadyAddresses: boolean;
+  /** Whether spec.selector is set (endpoints managed by Kubernetes), for the programming-latency metric. */
   readonly hasSelector: boolean;
   readonly labels: Labels | undefined;
+  /** How the source tells this object's versions apart (see ClusterStore.upsert). */
   readonly version: ObjectVersion | undefined;
   /** Only when the key cannot give the name back. */
   private readonly givenName: string | undefined;
