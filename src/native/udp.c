@@ -375,9 +375,10 @@ static napi_value udp_close(napi_env env, napi_callback_info info) {
 // 32 MiB) and its trim threshold to twice that. A server that reads a multi-megabyte manifest
 // or API list once at start would from then on serve every block below that size from the
 // brk heap and hand nothing back to the kernel until that much is free at the top: the freed
-// parse and compile buffers stay resident (~1 MiB of settled RSS at 10,000 Services). Fixed thresholds at
-// glibc's own defaults keep large blocks mmapped and the heap trimmed. Set when the socket
-// module loads, early in `kdns serve` and `kdns nodecache`; other C libraries are left alone.
+// parse and compile buffers stay resident (~1 MiB of settled RSS at 10,000 Services). Fixed
+// thresholds at glibc's own defaults keep large blocks mmapped and the heap trimmed. Set when
+// the socket module loads, early in `kdns serve` and `kdns nodecache`; other C libraries are
+// left alone.
 static void keep_allocator_thresholds(void) {
 #ifdef __GLIBC__
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
