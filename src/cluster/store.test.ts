@@ -245,3 +245,16 @@ for (const c of nameCases) {
     assert.deepEqual([info.name, info.namespace, info.key], [c.name, c.namespace, c.key]);
   });
 }
+
+const clusterIPCases: Array<{ what: string; spec: Service['spec']; want: string[] }> = [
+  { what: 'one ClusterIP', spec: { clusterIP: '10.0.0.1' }, want: ['10.0.0.1'] },
+  { what: 'dual-stack, in spec order', spec: { clusterIP: 'fd00::1', clusterIPs: ['fd00::1', '10.0.0.1'] }, want: ['fd00::1', '10.0.0.1'] },
+  { what: 'headless', spec: { clusterIP: 'None' }, want: [] },
+  { what: 'ExternalName', spec: { type: 'ExternalName', externalName: 'db.example.org' }, want: [] },
+];
+for (const c of clusterIPCases) {
+  test(`toServiceInfo: clusterIPs of ${c.what}`, () => {
+    const info = toServiceInfo({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'demo' }, spec: c.spec });
+    assert.deepEqual(info.clusterIPs, c.want);
+  });
+}

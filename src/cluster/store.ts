@@ -271,8 +271,11 @@ export class ServiceInfo {
   readonly key: string;
   readonly namespace: string;
   readonly kind: ServiceKind;
-  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
-  readonly clusterIPs: readonly string[];
+  /**
+   * The ClusterIP itself when there is one (nearly every service): an array of one was another
+   * 56 bytes a service. See clusterIPs.
+   */
+  private readonly ips: string | readonly string[];
   /** As written in spec.externalName (ExternalName services only). */
   readonly externalName: string;
   /** Never empty: a service without ports holds the sentinel port -1. */
@@ -302,7 +305,7 @@ export class ServiceInfo {
       else clusterIPs = canonicalIPs(given);
     }
     this.kind = kind;
-    this.clusterIPs = clusterIPs;
+    this.ips = clusterIPs.length === 1 ? (clusterIPs[0] as string) : clusterIPs;
     this.externalName = kind === 'ExternalName' ? (spec.externalName ?? '') : '';
     this.ports = toPorts(spec.ports);
     this.publishNotReadyAddresses = spec.publishNotReadyAddresses === true;
@@ -313,6 +316,11 @@ export class ServiceInfo {
 
   get name(): string {
     return this.givenName ?? this.key.slice(0, this.key.length - this.namespace.length - 1);
+  }
+
+  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
+  get clusterIPs(): readonly string[] {
+    return typeof this.ips === 'string' ? [this.ips] : this.ips;
   }
 }
 
