@@ -176,6 +176,9 @@ example.net:{PORT} {
     assert.match(info?.labels.version ?? '', /^\d+\.\d+\.\d+/);
     assert.ok(all.some((x) => x.name === 'coredns_panics_total'));
     assert.ok(all.some((x) => x.name === 'process_resident_memory_bytes'));
+    // Present: event loop lag. Left out: GC timing, whose observer allocates for every collection.
+    assert.ok(all.some((x) => x.name === 'nodejs_eventloop_lag_seconds'));
+    assert.ok(!all.some((x) => x.name.startsWith('nodejs_gc_duration_seconds')));
   });
 
   test('a reload keeps counting from where it was', async () => {
