@@ -189,7 +189,13 @@ const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['Namespace', 'Node']);
  * would put it, so one object has one key however its manifest spells that.
  */
 export function objectKey(kind: string, namespace: string | undefined, name: string): string {
-  return flat(CLUSTER_SCOPED.has(kind) ? `${kind} ${name}` : `${kind} ${namespace || 'default'}/${name}`);
+  const ns = namespaceOf(kind, namespace);
+  return flat(ns === undefined ? `${kind} ${name}` : `${kind} ${ns}/${name}`);
+}
+
+/** The namespace an object of this kind is in: none for Namespaces and Nodes, else "default" when unset. */
+function namespaceOf(kind: string, namespace: string | undefined): string | undefined {
+  return CLUSTER_SCOPED.has(kind) ? undefined : namespace || 'default';
 }
 
 /** The inverse of objectKey (kinds have no space, namespaces and names no slash). */
@@ -475,9 +481,10 @@ export class ClusterStore {
    * one the object always applies: manifests edited by hand keep stale resourceVersions.
    */
   upsert(obj: ClusterObject, given?: ObjectVersion): boolean {
-    const key = objectKey(obj.kind, obj.metadata.namespace, obj.metadata.name);
+    const namespace = namespaceOf(obj.kind, obj.metadata.namespace);
+    const key = objectKey(obj.kind, namespace, obj.metadata.name);
     const version = given === '' ? undefined : given;
-    if (version !== undefined && this.versionOf(key) === version) return false;
+    if (version !== undefined && this.storedVersion(obj.kind, namespace, obj.metadata.name, key) === version) return false;
     this.unrecordedVersions.delete(key);
     switch (obj.kind) {
       case 'Namespace':
@@ -511,6 +518,11 @@ export class ClusterStore {
   /** The version upsert() was given for the object with this objectKey(). */
   versionOf(key: string): ObjectVersion | undefined {
     const { kind, namespace, name } = parseObjectKey(key);
+    return this.storedVersion(kind, namespace, name, key);
+  }
+
+  /** versionOf() for an object whose key is already made (upsert has the parts at hand). */
+  private storedVersion(kind: StoredKind, namespace: string | undefined, name: string, key: string): ObjectVersion | undefined {
     switch (kind) {
       case 'Namespace':
         return this.namespaces.get(name)?.version;
@@ -542,7 +554,7 @@ export class ClusterStore {
   }
 
   remove(kind: StoredKind, namespace: string | undefined, name: string): void {
-    const ns = kind === 'Namespace' || kind === 'Node' ? undefined : (namespace ?? 'default');
+    const ns = namespaceOf(kind, namespace);
     const key = objectKey(kind, ns, name);
     this.unrecordedVersions.delete(key);
     let changed = false;
