@@ -1,0 +1,65 @@
+// The file plugin: authoritative answers from RFC 1035 master files, one zone per origin,
+// each reloaded on its own when its file changes.
+
+import { RCode } from '../../dns/types.js';
+import type { Logger } from '../../server/log.js';
+import type { Next, Plugin } from '../../server/plugin.js';
+import { errorReply } from '../../server/reply.js';
+import type { DnsRequest } from '../../server/request.js';
+import { answerFromZone, closestOrigin, isZoneQuery } from './answer.js';
+import { ZoneSource } from './source.js';
+
+export const DEFAULT_RELOAD_MS = 60_000;
+
+export interface FileConfig {
+  /** Absolute path of the zone file. */
+  path: string;
+  /** Origins the file is loaded as (absolute, lower-case); each is its own zone. */
+  origins: string[];
+  /** How often the file is checked for changes; 0 = never. */
+  reloadMs: number;
+  /** Reload whenever the file changed, not only when its SOA serial did. */
+  reloadByMtime: boolean;
+  /** Zones where a name the zone lacks goes to the next plugin; undefined = off. */
+  fallthrough?: string[];
+}
+
+export class FilePlugin implements Plugin {
+  readonly name = 'file';
+  readonly sources: Map<string, ZoneSource>;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    readonly config: FileConfig,
+    log: Logger,
+  ) {
+    this.sources = new Map(config.origins.map((o) => [o, new ZoneSource(config.path, o, log, config.reloadByMtime)]));
+  }
+
+  serve(req: DnsRequest, next: Next): ReturnType<Next> {
+    if (!isZoneQuery(req)) return next(req);
+    const origin = closestOrigin(this.sources, req.name);
+    if (origin === undefined) return next(req);
+    const zone = this.sources.get(origin)?.zone;
+    if (!zone) return errorReply(req, RCode.SERVFAIL, new Error(`plugin/file: zone ${origin} is not loaded`));
+    return answerFromZone(zone, req, next, this.config.fallthrough);
+  }
+
+  start(): void {
+    if (this.config.reloadMs <= 0) return;
+    this.timer = setInterval(() => void this.refresh(), this.config.reloadMs);
+    // The listeners keep the process alive; this timer must not keep a stopping one alive.
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Checks every zone's files now; resolves true when any zone was replaced. */
+  async refresh(): Promise<boolean> {
+    const results = await Promise.all([...this.sources.values()].map((s) => s.refresh()));
+    return results.some(Boolean);
+  }
+}

@@ -1,0 +1,77 @@
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { argPosition, blockProperties, expectArgs, parseDuration, unknownProperty } from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
+import type { Logger } from '../../server/log.js';
+import type { SetupFn } from '../../server/plugin.js';
+import { normalizeZones } from '../hosts/setup.js';
+import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
+
+/** A path from the Corefile: relative paths are taken from the Corefile's folder. */
+export function corefileRelative(path: string, corefilePath: string): string {
+  return isAbsolute(path) ? path : resolve(dirname(corefilePath), path);
+}
+
+export function parseReloadInterval(prop: Directive): number {
+  const [text] = expectArgs(prop, 1, 1) as [string];
+  return parseDuration(text, argPosition(prop, 0), 'reload');
+}
+
+/** `fallthrough [ZONES...]`. */
+export function parseFallthrough(prop: Directive): string[] {
+  return prop.args.flatMap((z) => normalizeZones(z, prop));
+}
+
+/** `file DBFILE [ZONES...] { reload DURATION  reload_by_mtime  fallthrough [ZONES...] }`. */
+export function parseFile(d: Directive, blockZones: readonly string[], corefilePath: string): FileConfig {
+  const [file, ...zoneArgs] = expectArgs(d, 1);
+  const origins = zoneArgs.length > 0 ? zoneArgs.flatMap((z) => normalizeZones(z, d)) : [...blockZones];
+  const config: FileConfig = { path: corefileRelative(file as string, corefilePath), origins, reloadMs: DEFAULT_RELOAD_MS, reloadByMtime: false };
+  for (const prop of blockProperties(d, 'file')) {
+    switch (prop.name) {
+      case 'reload':
+        config.reloadMs = parseReloadInterval(prop);
+        break;
+      case 'reload_by_mtime':
+        expectArgs(prop, 0, 0);
+        config.reloadByMtime = true;
+        break;
+      case 'fallthrough':
+        config.fallthrough = parseFallthrough(prop);
+        break;
+      case 'upstream':
+        // Accepted and ignored, as CoreDNS does: CNAME targets outside the zone are always
+        // resolved through the rest of the chain.
+        break;
+      default:
+        unknownProperty(prop, 'file');
+    }
+  }
+  return config;
+}
+
+/**
+ * Reads every zone of the plugin now, so a broken file is a Corefile error naming the
+ * directive's line and the file's. A missing file is only an error when nothing would read
+ * it later (`reload 0`), as in CoreDNS; until it appears its zones answer SERVFAIL.
+ */
+export function loadAtSetup(plugin: FilePlugin, d: Directive, log: Logger): void {
+  for (const source of plugin.sources.values()) {
+    try {
+      source.loadNow();
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT' && plugin.config.reloadMs > 0) {
+        log.warn(`zone file ${source.path} does not exist: trying again every ${plugin.config.reloadMs / 1000}s`);
+        continue;
+      }
+      throw CorefileError.at(d, `file: ${err.code === 'ENOENT' ? `zone file ${source.path} does not exist` : err.message}`);
+    }
+  }
+}
+
+export const setup: SetupFn = (ctx) => {
+  const log = ctx.shared.log.plugin('file');
+  const plugin = new FilePlugin(parseFile(ctx.directive, ctx.block.zones, ctx.corefilePath), log);
+  loadAtSetup(plugin, ctx.directive, log);
+  return plugin;
+};

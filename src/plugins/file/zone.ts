@@ -1,0 +1,261 @@
+// One authoritative zone in memory and the RFC 1034 §4.3.2 lookup over it: referrals at zone
+// cuts (with glue), DNAME substitution, CNAME chains inside the zone, wildcards (RFC 4592),
+// empty non-terminals, NODATA and NXDOMAIN with the SOA (RFC 2308).
+//
+// Every name is a key of a Map (lower-case, canonical), and the lookup walks the labels of the
+// query name once: O(labels), never a scan of the zone.
+
+import { isSubdomain, lowerName, splitLabels } from '../../dns/name.js';
+import { typeName } from '../../dns/rr.js';
+import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
+import { RCode, RRType } from '../../dns/types.js';
+import { ZoneFileError, type ZoneEntry } from '../../dns/zonefile.js';
+
+type RRsets = Map<number, ResourceRecord[]>;
+
+/** How many CNAME/DNAME steps a lookup follows before it gives up (CoreDNS stops at 8 too). */
+export const MAX_CHAIN = 8;
+
+export interface Answer {
+  rcode: number;
+  /** AA: false only for a bare referral. */
+  authoritative: boolean;
+  answers: ResourceRecord[];
+  authority: ResourceRecord[];
+  additional: ResourceRecord[];
+  /** A CNAME chain left the zone here: the rest is for whoever resolves `target`. */
+  outOfZone?: string;
+  /** True when the name does not exist and no record at all was given (fallthrough may apply). */
+  nameError: boolean;
+}
+
+export class Zone {
+  readonly origin: string;
+  readonly soa: ResourceRecord;
+  private readonly nodes: Map<string, RRsets>;
+  /** Names that exist only because a name below them does (empty non-terminals). */
+  private readonly ents: Set<string>;
+  /** Names below the apex that own NS records: delegations. */
+  private readonly cuts: Set<string>;
+  readonly records: number;
+
+  private constructor(origin: string, soa: ResourceRecord, nodes: Map<string, RRsets>, ents: Set<string>, cuts: Set<string>, records: number) {
+    this.origin = origin;
+    this.soa = soa;
+    this.nodes = nodes;
+    this.ents = ents;
+    this.cuts = cuts;
+    this.records = records;
+  }
+
+  get serial(): number {
+    return (this.soa.data as SOAData).serial;
+  }
+
+  /**
+   * Builds the zone from parsed entries. Errors, with the line that caused them: no SOA at the
+   * origin, a second SOA, a CNAME beside other data, a record outside the zone.
+   */
+  static build(origin: string, entries: readonly ZoneEntry[], file: string): Zone {
+    const nodes = new Map<string, RRsets>();
+    let soa: ResourceRecord | undefined;
+    for (const { rr, file: at, line } of entries) {
+      const name = lowerName(rr.name);
+      if (!isSubdomain(name, origin)) throw new ZoneFileError(at, line, `${rr.name} is outside the zone ${origin}`);
+      if (rr.type === RRType.SOA) {
+        if (name !== origin) throw new ZoneFileError(at, line, `SOA record for ${rr.name}, not at the zone apex ${origin}`);
+        if (soa) throw new ZoneFileError(at, line, `second SOA record for ${origin}`);
+        soa = { ...rr, name };
+      }
+      let sets = nodes.get(name);
+      if (!sets) nodes.set(name, (sets = new Map()));
+      const hasCname = sets.has(RRType.CNAME);
+      if ((rr.type === RRType.CNAME && sets.size > 0 && !hasCname) || (rr.type !== RRType.CNAME && hasCname)) {
+        throw new ZoneFileError(at, line, `${rr.name}: CNAME and other data (RFC 1034 §3.6.2)`);
+      }
+      if (rr.type === RRType.CNAME && hasCname) throw new ZoneFileError(at, line, `${rr.name}: more than one CNAME`);
+      let set = sets.get(rr.type);
+      if (!set) sets.set(rr.type, (set = []));
+      // An RRset holds each record once (RFC 2181 §5); TTLs of a set are made equal to the first's.
+      const rec = { ...rr, name, ttl: set[0]?.ttl ?? rr.ttl };
+      if (!set.some((o) => sameData(o, rec))) set.push(rec);
+    }
+    if (!soa) throw new ZoneFileError(file, 0, `no SOA record for the zone ${origin}`);
+    const ents = new Set<string>();
+    const cuts = new Set<string>();
+    let records = 0;
+    for (const [name, sets] of nodes) {
+      for (const set of sets.values()) records += set.length;
+      if (name !== origin && sets.has(RRType.NS)) cuts.add(name);
+      for (let up = parent(name); up !== undefined && up !== origin && !nodes.has(up) && !ents.has(up); up = parent(up)) ents.add(up);
+    }
+    return new Zone(origin, soa, nodes, ents, cuts, records);
+  }
+
+  /** The records of `type` at `name` (lower-case), if any. */
+  rrset(name: string, type: number): ResourceRecord[] | undefined {
+    return this.nodes.get(name)?.get(type);
+  }
+
+  private exists(name: string): boolean {
+    return this.nodes.has(name) || this.ents.has(name);
+  }
+
+  /** The apex NS RRset, which CoreDNS sends in the authority section of every positive answer. */
+  private apexNs(): ResourceRecord[] {
+    return this.rrset(this.origin, RRType.NS) ?? [];
+  }
+
+  /** The SOA for a negative answer: its TTL is the lower of its own and MINIMUM (RFC 2308 §3). */
+  negativeSoa(): ResourceRecord {
+    const min = (this.soa.data as SOAData).minimum;
+    return this.soa.ttl <= min ? this.soa : { ...this.soa, ttl: min };
+  }
+
+  /** Answers `qname` (lower-case, inside the zone) for `qtype`. */
+  lookup(qname: string, qtype: number): Answer {
+    const answers: ResourceRecord[] = [];
+    const seen = new Set<string>();
+    let name = qname;
+    for (let step = 0; ; step++) {
+      if (step > MAX_CHAIN || seen.has(name)) {
+        // A loop or an endless chain: what we have, and no more (as CoreDNS after 8 steps).
+        return this.positive(answers, qtype);
+      }
+      seen.add(name);
+      const r = this.step(name, qtype);
+      answers.push(...r.records);
+      if (r.kind === 'referral') {
+        return { rcode: RCode.NOERROR, authoritative: answers.length > 0, answers, authority: r.ns, additional: this.glue(r.ns), nameError: false };
+      }
+      if (r.kind === 'alias') {
+        if (!isSubdomain(r.target, this.origin)) return { ...this.positive(answers, qtype), outOfZone: r.target };
+        name = r.target;
+        continue;
+      }
+      if (r.kind === 'data') return this.positive(answers, qtype);
+      const negative = { authoritative: true, answers, authority: [this.negativeSoa()], additional: [] };
+      if (r.kind === 'nodata') return { ...negative, rcode: RCode.NOERROR, nameError: answers.length === 0 && r.ent };
+      return { ...negative, rcode: RCode.NXDOMAIN, nameError: answers.length === 0 };
+    }
+  }
+
+  private positive(answers: ResourceRecord[], qtype: number): Answer {
+    // The apex NS set in the answer is not repeated in the authority section.
+    const apexNsAnswer = qtype === RRType.NS && answers.at(-1)?.name === this.origin;
+    return { rcode: RCode.NOERROR, authoritative: true, answers, authority: apexNsAnswer ? [] : this.apexNs(), additional: this.additional(answers, qtype), nameError: false };
+  }
+
+  /** One name of a chain: what the zone holds for it. */
+  private step(name: string, qtype: number): Step {
+    const labels = splitLabels(name);
+    const depth = labels.length - splitLabels(this.origin).length;
+    // Down from the apex: the first zone cut or DNAME above (or at) the name decides.
+    let closest = this.origin;
+    for (let i = 0; i <= depth; i++) {
+      const here = i === 0 ? this.origin : labels.slice(depth - i).join('.') + '.';
+      if (i > 0 && !this.exists(here)) break;
+      closest = here;
+      if (this.cuts.has(here) && !(qtype === RRType.DS && here === name)) {
+        return { kind: 'referral', records: [], ns: this.rrset(here, RRType.NS) as ResourceRecord[] };
+      }
+      const dname = here !== name ? this.rrset(here, RRType.DNAME)?.[0] : undefined;
+      if (dname) {
+        const target = substitute(name, here, (dname.data as NameData).target);
+        if (target === undefined) return { kind: 'nxdomain', records: [dname] };
+        const cname: ResourceRecord = { name, type: RRType.CNAME, class: dname.class, ttl: dname.ttl, data: { target } };
+        if (qtype === RRType.CNAME) return { kind: 'data', records: [dname, cname] };
+        return { kind: 'alias', records: [dname, cname], target };
+      }
+    }
+    if (closest === name) {
+      const sets = this.nodes.get(name);
+      if (!sets) return { kind: 'nodata', records: [], ent: true };
+      return fromNode(sets, name, qtype);
+    }
+    // The name does not exist: `closest` is its closest encloser, whose wildcard may stand in.
+    const wildcard = `*.${closest}`;
+    const sets = this.nodes.get(wildcard);
+    if (sets) return fromNode(sets, name, qtype);
+    if (this.ents.has(wildcard)) return { kind: 'nodata', records: [], ent: false };
+    return { kind: 'nxdomain', records: [] };
+  }
+
+  /** A and AAAA of names the answer points at inside the zone (MX, SRV, and NS targets below their owner). */
+  private additional(answers: readonly ResourceRecord[], qtype: number): ResourceRecord[] {
+    const targets: string[] = [];
+    for (const rr of answers) {
+      if (rr.type !== qtype) continue;
+      if (rr.type === RRType.MX) targets.push((rr.data as MXData).exchange);
+      else if (rr.type === RRType.SRV) targets.push((rr.data as SRVData).target);
+      else if (rr.type === RRType.NS && isSubdomain((rr.data as NameData).target, rr.name)) targets.push((rr.data as NameData).target);
+    }
+    return this.addresses(targets.filter((t) => isSubdomain(t, this.origin)));
+  }
+
+  /** Glue for a referral: addresses of name servers below the cut they serve. */
+  private glue(ns: readonly ResourceRecord[]): ResourceRecord[] {
+    return this.addresses(ns.map((rr) => (rr.data as NameData).target).filter((t, i) => isSubdomain(t, (ns[i] as ResourceRecord).name)));
+  }
+
+  private addresses(names: readonly string[]): ResourceRecord[] {
+    const out: ResourceRecord[] = [];
+    const done = new Set<string>();
+    for (const n of names) {
+      const key = lowerName(n);
+      if (done.has(key)) continue;
+      done.add(key);
+      out.push(...(this.rrset(key, RRType.A) ?? []), ...(this.rrset(key, RRType.AAAA) ?? []));
+    }
+    return out;
+  }
+
+  /** Every record, SOA first (for tests and tools). */
+  *all(): Generator<ResourceRecord> {
+    yield this.soa;
+    for (const sets of this.nodes.values()) for (const [type, set] of sets) if (type !== RRType.SOA) yield* set;
+  }
+
+  describe(): string {
+    return `zone ${this.origin} serial ${this.serial}: ${this.records} records (${[...new Set([...this.all()].map((r) => typeName(r.type)))].join(' ')})`;
+  }
+}
+
+type Step =
+  | { kind: 'referral'; records: ResourceRecord[]; ns: ResourceRecord[] }
+  | { kind: 'alias'; records: ResourceRecord[]; target: string }
+  | { kind: 'data'; records: ResourceRecord[] }
+  | { kind: 'nodata'; records: ResourceRecord[]; ent: boolean }
+  | { kind: 'nxdomain'; records: ResourceRecord[] };
+
+/** The records of an existing node (or a wildcard standing in for `name`). */
+function fromNode(sets: RRsets, name: string, qtype: number): Step {
+  const cname = sets.get(RRType.CNAME)?.[0];
+  if (cname && qtype !== RRType.CNAME) return { kind: 'alias', records: [owned(cname, name)], target: lowerName((cname.data as NameData).target) };
+  const set = sets.get(qtype);
+  if (!set) return { kind: 'nodata', records: [], ent: false };
+  return { kind: 'data', records: set.map((rr) => owned(rr, name)) };
+}
+
+/** The record as an answer for `name` (a wildcard's records take the name they answer). */
+function owned(rr: ResourceRecord, name: string): ResourceRecord {
+  return rr.name === name ? rr : { ...rr, name };
+}
+
+/** DNAME substitution (RFC 6672 §2.2): `owner` in `name` replaced by `target`; undefined when too long. */
+function substitute(name: string, owner: string, target: string): string | undefined {
+  const prefix = name.slice(0, name.length - owner.length);
+  const result = lowerName(prefix + (target === '.' ? '' : target)) || '.';
+  // 255 octets on the wire: the presentation text without escapes is one shorter than the wire form.
+  return result.length > 254 && !result.includes('\\') ? undefined : result;
+}
+
+function parent(name: string): string | undefined {
+  const labels = splitLabels(name);
+  if (labels.length === 0) return undefined;
+  return labels.length === 1 ? '.' : labels.slice(1).join('.') + '.';
+}
+
+function sameData(a: ResourceRecord, b: ResourceRecord): boolean {
+  return JSON.stringify(a.data, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v)) === JSON.stringify(b.data, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v));
+}
