@@ -12,14 +12,14 @@ import { testRequest } from '../../testutil/request.js';
 import { answerFromZone } from './answer.js';
 import { Zone } from './zone.js';
 
-export function zoneOf(origin: string, text: string): Zone {
+function zoneOf(origin: string, text: string): Zone {
   return Zone.build(origin, parseZoneFile(text, { origin, file: 'stdin' }), 'stdin');
 }
 
 const lines = (rrs: Message['answers']): string[] => rrs.map((r) => rrToString(r).replace(/\s+/g, ' ')).sort();
 
 /** "RCODE flags", then each section's records: what a test compares. */
-export interface Shape {
+interface Shape {
   rcode: string;
   aa: boolean;
   answer: string[];
@@ -27,13 +27,13 @@ export interface Shape {
   extra: string[];
 }
 
-export function shapeOf(m: Message): Shape {
+function shapeOf(m: Message): Shape {
   return { rcode: rcodeName(m.rcode), aa: m.aa, answer: lines(m.answers), ns: lines(m.authority), extra: lines(m.additional) };
 }
 
 const NEXT = 'next';
 
-export async function ask(zone: Zone, name: string, type: string, opts: { fallthrough?: string[]; next?: Next } = {}): Promise<Shape | typeof NEXT> {
+async function ask(zone: Zone, name: string, type: string, opts: { fallthrough?: string[]; next?: Next } = {}): Promise<Shape | typeof NEXT> {
   const req = testRequest(name, typeFromName(type) as number);
   const marker = Reply.of(responseFor(req, RCode.REFUSED));
   const next: Next = opts.next ?? (() => marker);
