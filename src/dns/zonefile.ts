@@ -18,7 +18,7 @@ export class ZoneFileError extends Error {
     readonly line: number,
     readonly detail: string,
   ) {
-    super(`${file}:${line}: ${detail}`);
+    super(line > 0 ? `${file}:${line}: ${detail}` : `${file}: ${detail}`);
     this.name = 'ZoneFileError';
   }
 }

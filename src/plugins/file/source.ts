@@ -21,6 +21,8 @@ export interface LoadedZone {
   zone: Zone;
   /** The zone file and every file it included, as they were when read. */
   stamps: FileStamp[];
+  /** What was loaded but not as written (`file:line: why`). */
+  warnings: string[];
 }
 
 function stampOf(path: string): FileStamp {
@@ -41,7 +43,8 @@ export function loadZoneFile(path: string, origin: string): LoadedZone {
       return { text: readFileSync(full, 'latin1'), file: full };
     },
   });
-  return { zone: Zone.build(origin, entries, path), stamps };
+  const warnings: string[] = [];
+  return { zone: Zone.build(origin, entries, path, warnings), stamps, warnings };
 }
 
 async function changed(stamps: readonly FileStamp[]): Promise<boolean> {
@@ -76,7 +79,12 @@ export class ZoneSource {
 
   /** First load, at setup: throws what went wrong. */
   loadNow(): void {
-    this.loaded = loadZoneFile(this.path, this.origin);
+    this.loaded = this.warned(loadZoneFile(this.path, this.origin));
+  }
+
+  private warned(loaded: LoadedZone): LoadedZone {
+    for (const w of loaded.warnings) this.log.warn(`zone ${this.origin}: ${w}`);
+    return loaded;
   }
 
   /** Checks the files and reloads when they changed. Resolves true when a new zone is served. Never rejects. */
@@ -101,11 +109,11 @@ export class ZoneSource {
     if (old && !this.byMtime && old.zone.serial === next.zone.serial) {
       // CoreDNS's rule: a zone changes when its serial does. Keep the new stamps so the
       // unchanged file is not parsed again every interval.
-      this.loaded = { zone: old.zone, stamps: next.stamps };
+      this.loaded = { zone: old.zone, stamps: next.stamps, warnings: [] };
       this.log.info(`zone ${this.origin} in ${this.path} changed on disk but its SOA serial is still ${old.zone.serial}: not reloaded`);
       return false;
     }
-    this.loaded = next;
+    this.loaded = this.warned(next);
     this.log.info(`loaded zone ${this.origin} from ${this.path} with SOA serial ${next.zone.serial}`);
     return true;
   }

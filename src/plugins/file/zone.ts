@@ -6,7 +6,7 @@
 // query name once: O(labels), never a scan of the zone.
 
 import { isSubdomain, lowerName, splitLabels } from '../../dns/name.js';
-import { typeName } from '../../dns/rr.js';
+import { rdataToString, typeName } from '../../dns/rr.js';
 import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
 import { RCode, RRType } from '../../dns/types.js';
 import { ZoneFileError, type ZoneEntry } from '../../dns/zonefile.js';
@@ -53,15 +53,25 @@ export class Zone {
   }
 
   /**
-   * Builds the zone from parsed entries. Errors, with the line that caused them: no SOA at the
-   * origin, a second SOA, a CNAME beside other data, a record outside the zone.
+   * Builds the zone from parsed entries. Errors, naming the line: no SOA, an SOA away from the
+   * origin, a second SOA. What CoreDNS loads and BIND refuses is loaded and reported in
+   * `warnings` instead: records outside the zone are left out (they could never be asked
+   * for), and beside a CNAME other data is kept but never answered (the CNAME wins, as in
+   * CoreDNS); of several CNAMEs the first is kept.
    */
-  static build(origin: string, entries: readonly ZoneEntry[], file: string): Zone {
+  static build(origin: string, entries: readonly ZoneEntry[], file: string, warnings: string[] = []): Zone {
     const nodes = new Map<string, RRsets>();
+    const seen = new Set<string>();
     let soa: ResourceRecord | undefined;
+    const warn = (at: string, line: number, why: string): void => {
+      warnings.push(`${at}:${line}: ${why}`);
+    };
     for (const { rr, file: at, line } of entries) {
       const name = lowerName(rr.name);
-      if (!isSubdomain(name, origin)) throw new ZoneFileError(at, line, `${rr.name} is outside the zone ${origin}`);
+      if (!isSubdomain(name, origin)) {
+        warn(at, line, `${rr.name} is outside the zone ${origin}: ignored`);
+        continue;
+      }
       if (rr.type === RRType.SOA) {
         if (name !== origin) throw new ZoneFileError(at, line, `SOA record for ${rr.name}, not at the zone apex ${origin}`);
         if (soa) throw new ZoneFileError(at, line, `second SOA record for ${origin}`);
@@ -69,16 +79,21 @@ export class Zone {
       }
       let sets = nodes.get(name);
       if (!sets) nodes.set(name, (sets = new Map()));
-      const hasCname = sets.has(RRType.CNAME);
-      if ((rr.type === RRType.CNAME && sets.size > 0 && !hasCname) || (rr.type !== RRType.CNAME && hasCname)) {
-        throw new ZoneFileError(at, line, `${rr.name}: CNAME and other data (RFC 1034 §3.6.2)`);
+      const cname = sets.get(RRType.CNAME);
+      if (rr.type === RRType.CNAME && cname) {
+        warn(at, line, `${rr.name} has more than one CNAME: only the first is served`);
+        continue;
       }
-      if (rr.type === RRType.CNAME && hasCname) throw new ZoneFileError(at, line, `${rr.name}: more than one CNAME`);
+      if ((rr.type === RRType.CNAME && sets.size > 0) || (rr.type !== RRType.CNAME && cname)) {
+        warn(at, line, `${rr.name} has a CNAME and other data (RFC 1034 §3.6.2): only the CNAME is served`);
+      }
       let set = sets.get(rr.type);
       if (!set) sets.set(rr.type, (set = []));
-      // An RRset holds each record once (RFC 2181 §5); TTLs of a set are made equal to the first's.
-      const rec = { ...rr, name, ttl: set[0]?.ttl ?? rr.ttl };
-      if (!set.some((o) => sameData(o, rec))) set.push(rec);
+      // An RRset holds each record once (RFC 2181 §5); the TTLs of a set are the first's.
+      const key = `${name}\t${rr.type}\t${rdataToString(rr)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      set.push({ ...rr, name, ttl: set[0]?.ttl ?? rr.ttl });
     }
     if (!soa) throw new ZoneFileError(file, 0, `no SOA record for the zone ${origin}`);
     const ents = new Set<string>();
@@ -87,6 +102,7 @@ export class Zone {
     for (const [name, sets] of nodes) {
       for (const set of sets.values()) records += set.length;
       if (name !== origin && sets.has(RRType.NS)) cuts.add(name);
+      // Each node adds its missing ancestors; an ancestor already known has done the rest.
       for (let up = parent(name); up !== undefined && up !== origin && !nodes.has(up) && !ents.has(up); up = parent(up)) ents.add(up);
     }
     return new Zone(origin, soa, nodes, ents, cuts, records);
@@ -254,8 +270,4 @@ function parent(name: string): string | undefined {
   const labels = splitLabels(name);
   if (labels.length === 0) return undefined;
   return labels.length === 1 ? '.' : labels.slice(1).join('.') + '.';
-}
-
-function sameData(a: ResourceRecord, b: ResourceRecord): boolean {
-  return JSON.stringify(a.data, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v)) === JSON.stringify(b.data, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v));
 }
