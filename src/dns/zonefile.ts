@@ -40,6 +40,11 @@ export interface ZoneFileOptions {
    * the text (latin1) and the name to show in errors. Without it, $INCLUDE is an error.
    */
   readInclude?: (path: string, from: string) => { text: string; file: string };
+  /**
+   * Types to pass over without reading their RDATA (a server that does not sign answers
+   * skips a signed zone's RRSIG and NSEC records); each is reported here.
+   */
+  skip?: { types: ReadonlySet<number>; found: (type: number, file: string, line: number) => void };
 }
 
 /** TTL used when neither the record, $TTL nor an earlier record gives one (as miekg/dns). */
@@ -393,6 +398,7 @@ interface ParseState {
   depth: number;
   out: ZoneEntry[];
   readInclude?: ZoneFileOptions['readInclude'];
+  skip?: ZoneFileOptions['skip'];
 }
 
 /** Parses a master file. Throws ZoneFileError naming the file and line of the first problem. */
@@ -403,7 +409,7 @@ export function parseZoneFile(text: string, opts: ZoneFileOptions): ZoneEntry[] 
   } catch (e) {
     throw new ZoneFileError(opts.file, 0, `invalid origin "${opts.origin}": ${(e as Error).message}`);
   }
-  const state: ParseState = { origin, file: opts.file, depth: 0, out: [], readInclude: opts.readInclude };
+  const state: ParseState = { origin, file: opts.file, depth: 0, out: [], readInclude: opts.readInclude, skip: opts.skip };
   parseInto(text, state);
   return state.out;
 }
@@ -458,6 +464,11 @@ function parseEntry(entry: Entry, state: ParseState): void {
   const type = typeFromName(typeTok.text);
   if (type === undefined) throw new Error(`unknown record type "${typeTok.text}"`);
   if (META_TYPES.has(type)) throw new Error(`${typeName(type)} cannot appear in a zone file`);
+  if (state.skip?.types.has(type)) {
+    state.skip.found(type, state.file, entry.line);
+    state.lastOwner = owner;
+    return;
+  }
   const data = rdata(type, toks.slice(i + 1), state.origin);
   ttl ??= state.defaultTtl ?? state.lastTtl ?? (type === RRType.SOA ? Math.min((data as { minimum: number }).minimum, MAX_TTL) : DEFAULT_ZONE_TTL);
   if (state.defaultTtl === undefined) state.lastTtl = ttl;

@@ -12,6 +12,7 @@ import { testRequest } from '../../testutil/request.js';
 import { FilePlugin } from './handler.js';
 import { parseAuto } from '../auto/setup.js';
 import { loadAtSetup, parseFile } from './setup.js';
+import { loadZoneFile } from './source.js';
 import { Zone } from './zone.js';
 
 const defaults = { path: '/etc/kdns/db.example.org', origins: ['example.org.'], reloadMs: 60_000, reloadByMtime: false };
@@ -66,6 +67,17 @@ test('file: loading at setup names the directive line and the zone file line', (
     // With reload on, a missing file is waited for; its zone answers SERVFAIL meanwhile (as CoreDNS).
     const waiting = load('  file missing');
     assert.equal(waiting.sources.get('example.org.')?.zone, undefined);
+    // A signed zone loads without its signatures, and says so once per type.
+    writeFileSync(
+      join(dir, 'signed'),
+      `${ZONE(1, '10.0.0.2')}@ 60 RRSIG SOA 8 2 60 (\n  20170112031301 20161213031301 53289 example.org.\n  GZ30uFuGATKzwHXg= )\n@ 60 RRSIG NS 8 2 60 20170112031301 20161213031301 53289 example.org. D8Sd9J=\n@ 60 NSEC www A NS SOA RRSIG NSEC\n`,
+    );
+    const signed = loadZoneFile(join(dir, 'signed'), 'example.org.');
+    assert.equal(signed.zone.records, 4);
+    assert.deepEqual(signed.warnings, [
+      `${join(dir, 'signed')}:6: 2 RRSIG record(s) skipped: kdns serves zones unsigned`,
+      `${join(dir, 'signed')}:10: 1 NSEC record(s) skipped: kdns serves zones unsigned`,
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

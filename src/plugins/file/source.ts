@@ -7,6 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { typeName } from '../../dns/rr.js';
 import { parseZoneFile } from '../../dns/zonefile.js';
 import type { Logger } from '../../server/log.js';
 import { Zone } from './zone.js';
@@ -30,20 +31,33 @@ function stampOf(path: string): FileStamp {
   return { path, mtimeMs: st.mtimeMs, size: st.size };
 }
 
+/** DNSSEC records a signed zone holds: kdns serves zones unsigned, so it passes over them. */
+const DNSSEC_TYPES: ReadonlySet<number> = new Set([46 /* RRSIG */, 47 /* NSEC */, 50 /* NSEC3 */, 51 /* NSEC3PARAM */]);
+
 /** Reads and parses a zone file with its $INCLUDEs (relative to the including file). Throws on any problem. */
 export function loadZoneFile(path: string, origin: string): LoadedZone {
   const stamps: FileStamp[] = [stampOf(path)];
   const text = readFileSync(path, 'latin1');
+  const skipped = new Map<string, { count: number; first: string }>();
   const entries = parseZoneFile(text, {
     origin,
     file: path,
+    skip: {
+      types: DNSSEC_TYPES,
+      found: (type, file, line) => {
+        const name = typeName(type);
+        const seen = skipped.get(name);
+        if (seen) seen.count++;
+        else skipped.set(name, { count: 1, first: `${file}:${line}` });
+      },
+    },
     readInclude: (target, from) => {
       const full = isAbsolute(target) ? target : resolve(dirname(from), target);
       stamps.push(stampOf(full));
       return { text: readFileSync(full, 'latin1'), file: full };
     },
   });
-  const warnings: string[] = [];
+  const warnings = [...skipped].map(([type, s]) => `${s.first}: ${s.count} ${type} record(s) skipped: kdns serves zones unsigned`);
   return { zone: Zone.build(origin, entries, path, warnings), stamps, warnings };
 }
 
