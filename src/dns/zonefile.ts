@@ -124,37 +124,30 @@ export function tokenize(text: string, file: string): Entry[] {
     if (c === '"') {
       const start = line;
       let j = i + 1;
-      let out = '';
       for (;;) {
         if (j >= n) throw new ZoneFileError(file, start, 'unterminated quoted string');
-        const d = text[j] as string;
-        if (d === '"') break;
-        if (d === '\n') throw new ZoneFileError(file, start, 'unterminated quoted string (newline inside quotes)');
-        if (d === '\\' && j + 1 < n) {
-          out += d + text[j + 1];
-          j += 2;
-          continue;
-        }
-        out += d;
-        j++;
+        const d = text.charCodeAt(j);
+        if (d === 0x22) break;
+        if (d === 0x0a) throw new ZoneFileError(file, start, 'unterminated quoted string (newline inside quotes)');
+        if (d === 0x5c && text.charCodeAt(j + 1) === 0x0a) line++;
+        j += d === 0x5c && j + 1 < n ? 2 : 1;
       }
-      push({ text: out, quoted: true, line: start }, blankOwner);
+      // Escapes stay as written: names and strings decode them when they are read.
+      push({ text: text.slice(i + 1, j), quoted: true, line: start }, blankOwner);
       i = j + 1;
       continue;
     }
     let j = i;
-    let out = '';
     while (j < n) {
       const d = text[j] as string;
       if (d === '\\' && j + 1 < n && text[j + 1] !== '\n') {
-        out += d + text[j + 1];
         j += 2;
         continue;
       }
       if (isBlank(d) || d === '\n' || d === ';' || d === '(' || d === ')' || d === '"') break;
-      out += d;
       j++;
     }
+    const out = text.slice(i, j);
     push({ text: out, quoted: false, line }, blankOwner);
     i = j;
   }
@@ -211,19 +204,33 @@ function characterString(tok: Token): string {
 /** A name token as a canonical absolute name: `@` is the origin, relative names get it appended. */
 function absoluteName(text: string, origin: string): string {
   if (text === '@') return origin;
+  const full = endsWithUnescapedDot(text) ? text : origin === '.' ? `${text}.` : `${text}.${origin}`;
+  if (PLAIN_NAME.test(full) && plainNameFits(full)) return full;
   // Bytes outside printable ASCII are written as \DDD so the name helpers accept them.
   let escaped = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    escaped += c > 0x20 && c < 0x7f ? text[i] : `\\${String(c).padStart(3, '0')}`;
+  for (let i = 0; i < full.length; i++) {
+    const c = full.charCodeAt(i);
+    escaped += c > 0x20 && c < 0x7f ? full[i] : `\\${String(c).padStart(3, '0')}`;
   }
-  const absolute = endsWithUnescapedDot(escaped);
-  const full = absolute ? escaped : origin === '.' ? `${escaped}.` : `${escaped}.${origin}`;
   try {
-    return canonicalName(full);
+    return canonicalName(escaped);
   } catch (e) {
     throw new Error(`invalid domain name "${text}": ${(e as Error).message.replace(/^invalid domain name "[^"]*": /, '')}`);
   }
+}
+
+/** Names without escapes or unusual bytes, already in canonical form when their labels fit. */
+const PLAIN_NAME = /^[A-Za-z0-9_*-]+(\.[A-Za-z0-9_*-]+)*\.$/;
+
+function plainNameFits(name: string): boolean {
+  if (name.length > 254) return false;
+  let start = 0;
+  for (let i = 0; i < name.length; i++) {
+    if (name.charCodeAt(i) !== 0x2e) continue;
+    if (i - start > 63) return false;
+    start = i + 1;
+  }
+  return true;
 }
 
 function endsWithUnescapedDot(s: string): boolean {

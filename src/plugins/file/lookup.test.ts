@@ -2,7 +2,9 @@
 // fallthrough), plus the RFC 2308 / 4592 / 6604 behaviours they do not cover.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { decodeMessage, encodeMessage } from '../../dns/codec.js';
 import { rcodeName, rrToString, typeFromName } from '../../dns/rr.js';
+import { prng } from '../../dns/testkit.js';
 import { RCode, type Message } from '../../dns/types.js';
 import { parseZoneFile } from '../../dns/zonefile.js';
 import { Reply, responseFor } from '../../server/reply.js';
@@ -414,4 +416,28 @@ dup A 10.0.0.4`;
   const auth = ['example.org. 60 IN NS ns.example.org.'];
   assert.deepEqual(await ask(zone, 'www.example.org.', 'A'), want({ answer: ['other.example.org. 60 IN A 10.0.0.2', 'www.example.org. 60 IN CNAME other.example.org.'], ns: auth }));
   assert.deepEqual(await ask(zone, 'dup.example.org.', 'A'), want({ answer: ['dup.example.org. 60 IN A 10.0.0.4'], ns: auth }));
+});
+
+test('file: DNAME substitution too long for a name is YXDOMAIN (RFC 6672)', async () => {
+  const long = Array.from({ length: 3 }, () => 'x'.repeat(63)).join('.');
+  const zone = zoneOf('example.org.', `$TTL 60\n@ SOA ns admin 1 2 3 4 60\nd DNAME ${long}.example.net.\n`);
+  const label = 'y'.repeat(60);
+  assert.deepEqual(await ask(zone, `${label}.d.example.org.`, 'A'), want({ rcode: 'YXDOMAIN', answer: [`d.example.org. 60 IN DNAME ${long}.example.net.`] }));
+});
+
+test('file: any question gets a reply that encodes', async () => {
+  const zone = zoneOf('miek.nl.', dbMiekNL);
+  const random = prng(7);
+  const labels = ['a', 'www', '*', 'x', 'y', 'b', 'dname', 'srv', 'mx', 'A\\.b', 'sp\\032ace', 'ext-cname', 'nodata', 'delegated', '\\255'];
+  const types = ['A', 'AAAA', 'CNAME', 'MX', 'SRV', 'TXT', 'NS', 'SOA', 'DS', 'DNAME', 'ANY', 'CAA', 'TYPE65280'];
+  for (let i = 0; i < 1000; i++) {
+    const depth = Math.floor(random() * 4);
+    const name = [...Array.from({ length: depth }, () => labels[Math.floor(random() * labels.length)]), 'miek', 'nl', ''].join('.').toLowerCase();
+    const type = types[Math.floor(random() * types.length)] as string;
+    const req = testRequest(name, typeFromName(type) as number);
+    const reply = await answerFromZone(zone, req, () => undefined, undefined);
+    assert.ok(reply, `${name} ${type}`);
+    const wire = encodeMessage(reply.view());
+    assert.equal(decodeMessage(wire).rcode, reply.rcode, `${name} ${type}`);
+  }
 });

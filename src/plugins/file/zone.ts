@@ -5,7 +5,7 @@
 // Every name is a key of a Map (lower-case, canonical), and the lookup walks the labels of the
 // query name once: O(labels), never a scan of the zone.
 
-import { isSubdomain, lowerName, splitLabels } from '../../dns/name.js';
+import { isSubdomain, lowerName, parseNameLabels, splitLabels } from '../../dns/name.js';
 import { rdataToString, typeName } from '../../dns/rr.js';
 import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
 import { RCode, RRType } from '../../dns/types.js';
@@ -38,6 +38,7 @@ export class Zone {
   /** Names below the apex that own NS records: delegations. */
   private readonly cuts: Set<string>;
   readonly records: number;
+  private readonly originLabels: number;
 
   private constructor(origin: string, soa: ResourceRecord, nodes: Map<string, RRsets>, ents: Set<string>, cuts: Set<string>, records: number) {
     this.origin = origin;
@@ -46,6 +47,7 @@ export class Zone {
     this.ents = ents;
     this.cuts = cuts;
     this.records = records;
+    this.originLabels = labelStarts(origin).length;
   }
 
   get serial(): number {
@@ -67,7 +69,8 @@ export class Zone {
       warnings.push(`${at}:${line}: ${why}`);
     };
     for (const { rr, file: at, line } of entries) {
-      const name = lowerName(rr.name);
+      // Flat strings: names made by concatenation are ropes, slow as Map keys.
+      const name = flat(lowerName(rr.name));
       if (!isSubdomain(name, origin)) {
         warn(at, line, `${rr.name} is outside the zone ${origin}: ignored`);
         continue;
@@ -131,14 +134,14 @@ export class Zone {
   /** Answers `qname` (lower-case, inside the zone) for `qtype`. */
   lookup(qname: string, qtype: number): Answer {
     const answers: ResourceRecord[] = [];
-    const seen = new Set<string>();
+    const seen: string[] = [];
     let name = qname;
     for (let step = 0; ; step++) {
-      if (step > MAX_CHAIN || seen.has(name)) {
+      if (step > MAX_CHAIN || seen.includes(name)) {
         // A loop or an endless chain: what we have, and no more (as CoreDNS after 8 steps).
         return this.positive(answers, qtype);
       }
-      seen.add(name);
+      seen.push(name);
       const r = this.step(name, qtype);
       answers.push(...r.records);
       if (r.kind === 'referral') {
@@ -152,6 +155,8 @@ export class Zone {
       if (r.kind === 'data') return this.positive(answers, qtype);
       const negative = { authoritative: true, answers, authority: [this.negativeSoa()], additional: [] };
       if (r.kind === 'nodata') return { ...negative, rcode: RCode.NOERROR, nameError: answers.length === 0 && r.ent };
+      // RFC 6672 §2.2: a substitution longer than a name can be is YXDOMAIN.
+      if (r.kind === 'yxdomain') return { ...negative, authority: [], rcode: RCode.YXDOMAIN, nameError: false };
       return { ...negative, rcode: RCode.NXDOMAIN, nameError: answers.length === 0 };
     }
   }
@@ -164,12 +169,12 @@ export class Zone {
 
   /** One name of a chain: what the zone holds for it. */
   private step(name: string, qtype: number): Step {
-    const labels = splitLabels(name);
-    const depth = labels.length - splitLabels(this.origin).length;
+    const starts = labelStarts(name);
+    const depth = starts.length - this.originLabels;
     // Down from the apex: the first zone cut or DNAME above (or at) the name decides.
     let closest = this.origin;
     for (let i = 0; i <= depth; i++) {
-      const here = i === 0 ? this.origin : labels.slice(depth - i).join('.') + '.';
+      const here = i === 0 ? this.origin : name.slice(starts[depth - i]);
       if (i > 0 && !this.exists(here)) break;
       closest = here;
       if (this.cuts.has(here) && !(qtype === RRType.DS && here === name)) {
@@ -178,7 +183,7 @@ export class Zone {
       const dname = here !== name ? this.rrset(here, RRType.DNAME)?.[0] : undefined;
       if (dname) {
         const target = substitute(name, here, (dname.data as NameData).target);
-        if (target === undefined) return { kind: 'nxdomain', records: [dname] };
+        if (target === undefined) return { kind: 'yxdomain', records: [dname] };
         const cname: ResourceRecord = { name, type: RRType.CNAME, class: dname.class, ttl: dname.ttl, data: { target } };
         if (qtype === RRType.CNAME) return { kind: 'data', records: [dname, cname] };
         return { kind: 'alias', records: [dname, cname], target };
@@ -242,7 +247,8 @@ type Step =
   | { kind: 'alias'; records: ResourceRecord[]; target: string }
   | { kind: 'data'; records: ResourceRecord[] }
   | { kind: 'nodata'; records: ResourceRecord[]; ent: boolean }
-  | { kind: 'nxdomain'; records: ResourceRecord[] };
+  | { kind: 'nxdomain'; records: ResourceRecord[] }
+  | { kind: 'yxdomain'; records: ResourceRecord[] };
 
 /** The records of an existing node (or a wildcard standing in for `name`). */
 function fromNode(sets: RRsets, name: string, qtype: number): Step {
@@ -258,12 +264,29 @@ function owned(rr: ResourceRecord, name: string): ResourceRecord {
   return rr.name === name ? rr : { ...rr, name };
 }
 
-/** DNAME substitution (RFC 6672 §2.2): `owner` in `name` replaced by `target`; undefined when too long. */
+/** DNAME substitution (RFC 6672 §2.2): `owner` in `name` replaced by `target`; undefined when the result is too long. */
 function substitute(name: string, owner: string, target: string): string | undefined {
   const prefix = name.slice(0, name.length - owner.length);
   const result = lowerName(prefix + (target === '.' ? '' : target)) || '.';
-  // 255 octets on the wire: the presentation text without escapes is one shorter than the wire form.
-  return result.length > 254 && !result.includes('\\') ? undefined : result;
+  return typeof parseNameLabels(result) === 'string' ? undefined : result;
+}
+
+/** Offsets where each label of an absolute name starts, escape-aware; none for the root. */
+function labelStarts(name: string): number[] {
+  const starts: number[] = [];
+  if (name === '.') return starts;
+  let atStart = true;
+  for (let i = 0; i < name.length; i++) {
+    if (atStart) starts.push(i);
+    const c = name.charCodeAt(i);
+    atStart = c === 0x2e;
+    if (c === 0x5c) i++;
+  }
+  return starts;
+}
+
+function flat(s: string): string {
+  return Buffer.from(s, 'latin1').toString('latin1');
 }
 
 function parent(name: string): string | undefined {
