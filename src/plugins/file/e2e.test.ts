@@ -3,9 +3,11 @@
 // referrals the same authority (and glue).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dig, type DigRecord, type DigResult } from '../../testutil/dig.js';
+import { runKdns } from '../../testutil/kdns.js';
 import { freePort, waitFor } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
@@ -138,4 +140,17 @@ describe('file end to end', { skip: missing('named', 'bind9') }, () => {
     const still = await dig('fresh.example.org', 'A', { port: kdns.port });
     assert.deepEqual(section(still.answer), ['fresh.example.org. 300 A 192.0.2.1']);
   });
+});
+
+test('kdns serve refuses to start on a zone file that does not parse, naming both lines', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-file-'));
+  try {
+    writeFileSync(join(dir, 'db.example.org'), `${HEAD}www AA 192.0.2.1\n`);
+    writeFileSync(join(dir, 'Corefile'), `example.org:${await freePort()} {\n    bind 127.0.0.1\n    file db.example.org\n}\n`);
+    const r = await runKdns(['serve', '--conf', join(dir, 'Corefile')]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`Corefile:3: file: ${join(dir, 'db.example.org')}:11: unknown record type "AA"`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
