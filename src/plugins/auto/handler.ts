@@ -5,7 +5,7 @@ import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 import { answerFromZone, closestOrigin, isZoneQuery } from '../file/answer.js';
-import { ZoneSource } from '../file/source.js';
+import { ZoneSource, everyInterval } from '../file/source.js';
 import { inZones } from '../hosts/table.js';
 import { scanDirectory } from './scan.js';
 
@@ -30,7 +30,7 @@ export class AutoPlugin implements Plugin {
   readonly name = 'auto';
   /** origin → its zone, for every file found (even outside `zones`, as CoreDNS). */
   readonly sources = new Map<string, ZoneSource>();
-  private timer?: NodeJS.Timeout;
+  private stopTimer?: () => void;
   private inFlight?: Promise<void>;
   private lastWarnings = new Set<string>();
 
@@ -90,13 +90,11 @@ export class AutoPlugin implements Plugin {
   }
 
   start(): void {
-    if (this.config.reloadMs <= 0) return;
-    this.timer = setInterval(() => void this.refresh(), this.config.reloadMs);
-    this.timer.unref();
+    this.stopTimer = everyInterval(this.config.reloadMs, () => this.refresh());
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTimer?.();
+    this.stopTimer = undefined;
   }
 }

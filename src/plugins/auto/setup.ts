@@ -1,8 +1,8 @@
 import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { corefileRelative, parseReloadInterval } from '../file/setup.js';
-import { normalizeZones } from '../hosts/setup.js';
+import { corefileRelative } from '../file/setup.js';
+import { normalizeZones, parseReload } from '../hosts/setup.js';
 import { AutoPlugin, DEFAULT_REGEXP, DEFAULT_RELOAD_MS, DEFAULT_TEMPLATE, type AutoConfig } from './handler.js';
 
 const MAX_REGEXP_LENGTH = 10_000;
@@ -43,7 +43,7 @@ export function parseAuto(d: Directive, blockZones: readonly string[], corefileP
         break;
       }
       case 'reload':
-        reloadMs = parseReloadInterval(prop);
+        reloadMs = parseReload(prop);
         break;
       case 'upstream':
         // Accepted and ignored, as CoreDNS does.

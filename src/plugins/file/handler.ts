@@ -7,7 +7,7 @@ import type { Next, Plugin } from '../../server/plugin.js';
 import { errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { answerFromZone, closestOrigin, isZoneQuery } from './answer.js';
-import { ZoneSource } from './source.js';
+import { ZoneSource, everyInterval } from './source.js';
 
 export const DEFAULT_RELOAD_MS = 60_000;
 
@@ -27,7 +27,7 @@ export interface FileConfig {
 export class FilePlugin implements Plugin {
   readonly name = 'file';
   readonly sources: Map<string, ZoneSource>;
-  private timer?: NodeJS.Timeout;
+  private stopTimer?: () => void;
 
   constructor(
     readonly config: FileConfig,
@@ -46,15 +46,12 @@ export class FilePlugin implements Plugin {
   }
 
   start(): void {
-    if (this.config.reloadMs <= 0) return;
-    this.timer = setInterval(() => void this.refresh(), this.config.reloadMs);
-    // The listeners keep the process alive; this timer must not keep a stopping one alive.
-    this.timer.unref();
+    this.stopTimer = everyInterval(this.config.reloadMs, () => this.refresh());
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTimer?.();
+    this.stopTimer = undefined;
   }
 
   /** Checks every zone's files now; resolves true when any zone was replaced. */

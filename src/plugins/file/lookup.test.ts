@@ -52,7 +52,8 @@ function want(over: Partial<Shape>): Shape {
 
 // ---- miek.nl (CoreDNS lookup_test.go) ------------------------------------------------------
 
-const dbMiekNL = `
+/** The apex both miek.nl test zones share (CoreDNS's dbMiekNL and dbMiekNLDelegation). */
+const miekApex = `
 $TTL    30M
 $ORIGIN miek.nl.
 @       IN      SOA     linode.atoom.net. miek.miek.nl. (
@@ -71,7 +72,9 @@ $ORIGIN miek.nl.
                 IN      MX      5  alt2.aspmx.l.google.com.
                 IN      MX      10 aspmx2.googlemail.com.
                 IN      MX      10 aspmx3.googlemail.com.
+`;
 
+const dbMiekNL = `${miekApex}
 		IN      A       139.162.196.78
 		IN      AAAA    2a01:7e00::f03c:91ff:fef1:6735
 
@@ -204,26 +207,7 @@ test('file: fallthrough (CoreDNS TestLookupFallthrough)', async () => {
 
 // ---- delegation (CoreDNS delegation_test.go) -------------------------------------------------
 
-const dbMiekNLDelegation = `
-$TTL    30M
-$ORIGIN miek.nl.
-@       IN      SOA     linode.atoom.net. miek.miek.nl. (
-                             1282630057 ; Serial
-                             4H         ; Refresh
-                             1H         ; Retry
-                             7D         ; Expire
-                             4H )       ; Negative Cache TTL
-                IN      NS      linode.atoom.net.
-                IN      NS      ns-ext.nlnetlabs.nl.
-                IN      NS      omval.tednet.nl.
-                IN      NS      ext.ns.whyscream.net.
-
-                IN      MX      1  aspmx.l.google.com.
-                IN      MX      5  alt1.aspmx.l.google.com.
-                IN      MX      5  alt2.aspmx.l.google.com.
-                IN      MX      10 aspmx2.googlemail.com.
-                IN      MX      10 aspmx3.googlemail.com.
-
+const dbMiekNLDelegation = `${miekApex}
 delegated	IN	NS      a.delegated
 		IN	NS      ns-ext.nlnetlabs.nl.
 		IN	DS	10056 5 1 EE72CABD1927759CDDA92A10DBF431504B9E1F13

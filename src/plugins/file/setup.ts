@@ -1,19 +1,14 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { argPosition, blockProperties, expectArgs, parseDuration, unknownProperty } from '../../corefile/args.js';
+import { blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { Logger } from '../../server/log.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { normalizeZones } from '../hosts/setup.js';
+import { normalizeZones, parseReload } from '../hosts/setup.js';
 import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
 
 /** A path from the Corefile: relative paths are taken from the Corefile's folder. */
 export function corefileRelative(path: string, corefilePath: string): string {
   return isAbsolute(path) ? path : resolve(dirname(corefilePath), path);
-}
-
-export function parseReloadInterval(prop: Directive): number {
-  const [text] = expectArgs(prop, 1, 1) as [string];
-  return parseDuration(text, argPosition(prop, 0), 'reload');
 }
 
 /** `fallthrough [ZONES...]`. */
@@ -29,7 +24,7 @@ export function parseFile(d: Directive, blockZones: readonly string[], corefileP
   for (const prop of blockProperties(d, 'file')) {
     switch (prop.name) {
       case 'reload':
-        config.reloadMs = parseReloadInterval(prop);
+        config.reloadMs = parseReload(prop);
         break;
       case 'reload_by_mtime':
         expectArgs(prop, 0, 0);

@@ -138,3 +138,14 @@ export class ZoneSource {
     this.log.error(problem);
   }
 }
+
+/**
+ * Calls `refresh` every `ms` (none when 0) and returns what stops it. The timer does not keep
+ * the process alive: the listeners do, and a stopping process must not wait for a reload.
+ */
+export function everyInterval(ms: number, refresh: () => Promise<unknown>): () => void {
+  if (ms <= 0) return () => undefined;
+  const timer = setInterval(() => void refresh(), ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
