@@ -374,7 +374,7 @@ test('file: zone data that cannot be served is refused at load, naming the line'
   const cases: Array<[string, string]> = [
     ['a 60 A 10.0.0.1', 'stdin: no SOA record for the zone example.org.'],
     ['@ 60 SOA ns admin 1 2 3 4 5\n@ 60 SOA ns admin 2 2 3 4 5', 'stdin:2: second SOA record for example.org.'],
-    ['@ 60 SOA ns admin 1 2 3 4 5\nsub 60 SOA ns admin 1 2 3 4 5', 'stdin:2: SOA record for sub.example.org., not at the zone apex example.org.'],
+    ['@ 60 SOA ns admin 1 2 3 4 5\nsub 60 SOA ns admin 1 2 3 4 5', 'stdin:2: SOA record for sub.example.org., not at the zone apex example.org. (is the file for zone sub.example.org.? name it after the file: file FILE sub.example.org.)'],
   ];
   for (const [text, error] of cases) assert.throws(() => zoneOf('example.org.', text), { message: error }, text);
 });

@@ -76,7 +76,9 @@ export class Zone {
         continue;
       }
       if (rr.type === RRType.SOA) {
-        if (name !== origin) throw new ZoneFileError(at, line, `SOA record for ${rr.name}, not at the zone apex ${origin}`);
+        if (name !== origin) {
+          throw new ZoneFileError(at, line, `SOA record for ${rr.name}, not at the zone apex ${origin} (is the file for zone ${name}? name it after the file: file FILE ${name})`);
+        }
         if (soa) throw new ZoneFileError(at, line, `second SOA record for ${origin}`);
         soa = { ...rr, name };
       }
