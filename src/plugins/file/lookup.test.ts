@@ -425,3 +425,70 @@ test('file: any question gets a reply that encodes', async () => {
     assert.equal(decodeMessage(wire).rcode, reply.rcode, `${name} ${type}`);
   }
 });
+
+test('file: DNAME (CoreDNS dname_test, RFC 6672)', async () => {
+  const zone = zoneOf(
+    'miek.nl.',
+    `${miekApex}
+test            IN      MX      1  aspmx.l.google.com.
+a.test          IN      A       139.162.196.78
+                IN      AAAA    2a01:7e00::f03c:91ff:fef1:6735
+www.test        IN      CNAME   a.test
+
+dname           IN      DNAME   test
+dname           IN      A       127.0.0.1
+a.dname         IN      A       127.0.0.1
+`,
+  );
+  const dname = 'dname.miek.nl. 1800 IN DNAME test.miek.nl.';
+  const cases: Array<[string, string, Shape]> = [
+    ['dname.miek.nl.', 'DNAME', want({ answer: [dname], ns: miekAuth })],
+    // Data at the DNAME's owner is served as usual; only names below it are substituted.
+    ['dname.miek.nl.', 'A', want({ answer: ['dname.miek.nl. 1800 IN A 127.0.0.1'], ns: miekAuth })],
+    ['dname.miek.nl.', 'MX', want({ ns: [miekSoa] })],
+    // a.dname exists in the file, but the DNAME above it decides.
+    ['a.dname.miek.nl.', 'A', want({ answer: ['a.dname.miek.nl. 1800 IN CNAME a.test.miek.nl.', 'a.test.miek.nl. 1800 IN A 139.162.196.78', dname], ns: miekAuth })],
+    [
+      'www.dname.miek.nl.',
+      'A',
+      want({
+        answer: ['a.test.miek.nl. 1800 IN A 139.162.196.78', dname, 'www.dname.miek.nl. 1800 IN CNAME www.test.miek.nl.', 'www.test.miek.nl. 1800 IN CNAME a.test.miek.nl.'],
+        ns: miekAuth,
+      }),
+    ],
+    ['nope.dname.miek.nl.', 'A', want({ rcode: 'NXDOMAIN', answer: [dname, 'nope.dname.miek.nl. 1800 IN CNAME nope.test.miek.nl.'], ns: [miekSoa] })],
+  ];
+  for (const [name, type, shape] of cases) assert.deepEqual(await ask(zone, name, type), shape, `${name} ${type}`);
+});
+
+test('file: escaped owner names and an apex-only zone (CoreDNS escape_test, apex_test)', async () => {
+  const campus = zoneOf(
+    'campus.edu.',
+    `campus.edu.              500 IN SOA ns1.outside.edu. root.campus.edu. 8 6048 4000 2419200 6048
+campus.edu.              500 IN NS  ns1.outside.edu.
+has\\046dot.campus.edu.   500 IN A   192.0.2.2
+a\\009b.campus.edu.       500 IN A   192.0.2.3
+`,
+  );
+  const auth = ['campus.edu. 500 IN NS ns1.outside.edu.'];
+  assert.deepEqual(await ask(campus, 'has\\.dot.campus.edu.', 'A'), want({ answer: ['has\\.dot.campus.edu. 500 IN A 192.0.2.2'], ns: auth }));
+  assert.deepEqual(await ask(campus, 'a\\009b.campus.edu.', 'A'), want({ answer: ['a\\009b.campus.edu. 500 IN A 192.0.2.3'], ns: auth }));
+  // "has.dot" is two labels: not the escaped name.
+  assert.equal((await ask(campus, 'has.dot.campus.edu.', 'A') as Shape).rcode, 'NXDOMAIN');
+
+  const apexOnly = zoneOf(
+    'example.com.',
+    `$ORIGIN example.com.
+@   IN      SOA     ns1.example.com. admin.example.com.  (
+                               2005011437 ; Serial
+                               1200       ; Refresh
+                               144        ; Retry
+                               1814400    ; Expire
+                               2h )       ; Minimum
+@           IN  NS      ns1.example.com.
+`,
+  );
+  // CoreDNS answers NXDOMAIN here and says it should be NODATA: the apex exists. Without any
+  // TTL in the file the SOA takes its MINIMUM as TTL, as BIND does.
+  assert.deepEqual(await ask(apexOnly, 'example.com.', 'A'), want({ ns: ['example.com. 7200 IN SOA ns1.example.com. admin.example.com. 2005011437 1200 144 1814400 7200'] }));
+});
