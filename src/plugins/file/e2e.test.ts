@@ -39,6 +39,9 @@ sub             NS    ns.sub
                 NS    ns.example.net.
                 DS    60485 5 1 2BB183AF5F22588179A53B0A98631FAD1A292118
 ns.sub          A     192.0.2.54
+to-sub          CNAME host.sub
+old             DNAME new
+host.new        A     192.0.2.7
 `;
 
 /** A record as compared: owner, TTL, type, data. */
@@ -107,6 +110,10 @@ describe('file end to end', { skip: missing('named', 'bind9') }, () => {
       { q: ['host.sub.example.org', 'A'], status: 'NOERROR', what: 'referral below a delegation, with glue' },
       { q: ['sub.example.org', 'NS'], status: 'NOERROR', what: 'referral at the delegation' },
       { q: ['sub.example.org', 'DS'], status: 'NOERROR', what: 'DS at the delegation point' },
+      { q: ['to-sub.example.org', 'A'], status: 'NOERROR', what: 'a CNAME into a delegation: the alias, then the referral' },
+      { q: ['host.old.example.org', 'A'], status: 'NOERROR', what: 'DNAME substitution' },
+      { q: ['gone.old.example.org', 'A'], status: 'NXDOMAIN', what: 'DNAME substitution to a name that does not exist', authority: true },
+      { q: ['old.example.org', 'DNAME'], status: 'NOERROR', what: 'the DNAME itself' },
     ];
     for (const c of cases) {
       const [name, type] = c.q;
@@ -134,8 +141,9 @@ describe('file end to end', { skip: missing('named', 'bind9') }, () => {
     assert.deepEqual(section(fresh.answer), ['fresh.example.org. 300 A 192.0.2.1']);
 
     writeFileSync(join(dir, 'body.inc'), `${BODY}fresh A 192.0.2.1\nbroken A 192.0.2.300\n`);
+    const brokenLine = BODY.split('\n').length + 1;
     writeFileSync(join(dir, 'db.example.org'), `${HEAD.replace('2024010101', '2024010103')}$INCLUDE body.inc\n`);
-    const logged = await waitFor(() => kdns.logs.find((l) => l.includes('body.inc:18: invalid IPv4 address "192.0.2.300"')), 5000, 50);
+    const logged = await waitFor(() => kdns.logs.find((l) => l.includes(`body.inc:${brokenLine}: invalid IPv4 address "192.0.2.300"`)), 5000, 50);
     assert.match(logged, /^\[ERROR\] plugin\/file: zone example.org.: .*keeping the zone loaded before$/);
     const still = await dig('fresh.example.org', 'A', { port: kdns.port });
     assert.deepEqual(section(still.answer), ['fresh.example.org. 300 A 192.0.2.1']);
