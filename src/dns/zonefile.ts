@@ -71,7 +71,7 @@ interface Entry {
 const isBlank = (c: string): boolean => c === ' ' || c === '\t' || c === '\r';
 
 /** Splits master-file text into entries; parentheses join lines, `;` starts a comment. */
-export function tokenize(input: string, file: string): Entry[] {
+function tokenize(input: string, file: string): Entry[] {
   // A UTF-8 byte order mark, read as latin1, is not part of the first owner name.
   const text = input.startsWith('\xef\xbb\xbf') || input.startsWith('\ufeff') ? input.replace(/^(\xef\xbb\xbf|\ufeff)/, '') : input;
   const entries: Entry[] = [];

@@ -6,7 +6,7 @@
 // query name once: O(labels), never a scan of the zone.
 
 import { isSubdomain, lowerName, parseNameLabels, splitLabels } from '../../dns/name.js';
-import { rdataToString, typeName } from '../../dns/rr.js';
+import { rdataToString } from '../../dns/rr.js';
 import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
 import { RCode, RRType } from '../../dns/types.js';
 import { ZoneFileError, type ZoneEntry } from '../../dns/zonefile.js';
@@ -231,16 +231,6 @@ export class Zone {
       out.push(...(this.rrset(key, RRType.A) ?? []), ...(this.rrset(key, RRType.AAAA) ?? []));
     }
     return out;
-  }
-
-  /** Every record, SOA first (for tests and tools). */
-  *all(): Generator<ResourceRecord> {
-    yield this.soa;
-    for (const sets of this.nodes.values()) for (const [type, set] of sets) if (type !== RRType.SOA) yield* set;
-  }
-
-  describe(): string {
-    return `zone ${this.origin} serial ${this.serial}: ${this.records} records (${[...new Set([...this.all()].map((r) => typeName(r.type)))].join(' ')})`;
   }
 }
 
