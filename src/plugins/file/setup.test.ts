@@ -49,7 +49,7 @@ test('file: Corefile syntax (CoreDNS setup_test)', () => {
 
 const ZONE = (serial: number, address: string) => `$TTL 60\n@ SOA ns admin ${serial} 2 3 4 60\n@ NS ns\nns A 10.0.0.1\nwww A ${address}\n`;
 
-test('file: loading at setup names the directive line and the zone file line', () => {
+test('file: loading at setup names the directive line and the zone file line', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kdns-file-'));
   try {
     writeFileSync(join(dir, 'good'), ZONE(1, '10.0.0.2'));
@@ -67,6 +67,11 @@ test('file: loading at setup names the directive line and the zone file line', (
     // With reload on, a missing file is waited for; its zone answers SERVFAIL meanwhile (as CoreDNS).
     const waiting = load('  file missing');
     assert.equal(waiting.sources.get('example.org.')?.zone, undefined);
+    const servfail = await waiting.serve(testRequest('www.example.org.', RRType.A), () => undefined);
+    assert.equal(servfail?.rcode, 2);
+    writeFileSync(join(dir, 'missing'), ZONE(7, '10.0.0.7'));
+    assert.equal(await waiting.refresh(), true);
+    assert.equal(waiting.sources.get('example.org.')?.zone?.serial, 7);
     // A signed zone loads without its signatures, and says so once per type.
     writeFileSync(
       join(dir, 'signed'),
