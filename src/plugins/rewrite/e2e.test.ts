@@ -2,6 +2,7 @@
 // named upstream behind forward. dig itself refuses a reply whose question differs from what it
 // asked, so every answered case also proves the question was restored.
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { dig, type DigResult } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
@@ -87,4 +88,48 @@ describe('rewrite end to end', { skip: noNamed }, () => {
       [['example.test.', 'SOA', 'ns.corp.test.']],
     );
   });
+});
+
+// The rewrites clusters run in front of the kubernetes plugin: an outside name for a Service,
+// and a second cluster domain mapped onto cluster.local.
+describe('rewrite end to end, in front of kubernetes', () => {
+  const cluster = fileURLToPath(new URL('../../../src/plugins/kubernetes/testdata/cluster', import.meta.url));
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer(
+      [
+        '.:{PORT} {',
+        '    bind 127.0.0.1',
+        '    rewrite name api.example.com kubernetes.default.svc.cluster.local',
+        '    rewrite name suffix .svc.cluster.remote .svc.cluster.local answer auto',
+        `    kubernetes cluster.local {`,
+        `        manifests ${cluster}`,
+        '    }',
+        '}',
+        '',
+      ].join('\n'),
+    );
+  });
+  after(() => s?.stop());
+
+  const cases: Array<{ name: string; type: string; status: string; answer: string[] }> = [
+    { name: 'api.example.com', type: 'A', status: 'NOERROR', answer: ['api.example.com. 5 A 10.96.0.1'] },
+    { name: 'kube-dns.kube-system.svc.cluster.remote', type: 'A', status: 'NOERROR', answer: ['kube-dns.kube-system.svc.cluster.remote. 5 A 10.96.0.10'] },
+    {
+      name: '_dns._udp.kube-dns.kube-system.svc.cluster.remote',
+      type: 'SRV',
+      status: 'NOERROR',
+      answer: ['_dns._udp.kube-dns.kube-system.svc.cluster.remote. 5 SRV 0 100 53 kube-dns.kube-system.svc.cluster.remote.'],
+    },
+    { name: 'nope.kube-system.svc.cluster.remote', type: 'A', status: 'NXDOMAIN', answer: [] },
+    { name: 'kubernetes.default.svc.cluster.local', type: 'A', status: 'NOERROR', answer: ['kubernetes.default.svc.cluster.local. 5 A 10.96.0.1'] },
+  ];
+  for (const c of cases) {
+    test(`${c.name} ${c.type}`, async () => {
+      const r = await dig(c.name, c.type, { port: s.port });
+      assert.equal(r.status, c.status, r.raw);
+      assert.equal(question(r), `${c.name}. IN ${c.type}`);
+      assert.deepEqual(r.answer.map((x) => `${x.name} ${x.ttl} ${x.type} ${x.data}`), c.answer, r.raw);
+    });
+  }
 });
