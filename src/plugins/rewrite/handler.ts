@@ -43,10 +43,42 @@ export class RewritePlugin implements Plugin {
       }
     }
     if (sub === req && responses.length === 0) return next(req);
+    const cnames = responses.filter((r) => r.kind === 'cname');
     const out = next(sub);
+    if (cnames.length > 0) return Promise.resolve(out).then((reply) => chaseCnames(sub, revertReply(req, reply, responses, sub !== req), cnames, next));
     if (out instanceof Promise) return out.then((reply) => revertReply(req, reply, responses, sub !== req));
     return revertReply(req, out, responses, sub !== req);
   }
+}
+
+/**
+ * `cname` rules, last first: the first CNAME answer whose target a rule maps gets the new
+ * target, the CNAMEs before it stay, and what the rest of the chain answers for the new target
+ * replaces the records after it (CoreDNS looks it up through the whole server).
+ */
+async function chaseCnames(sub: DnsRequest, reply: Reply | undefined, rules: readonly ResponseRule[], next: Next): Promise<Reply | undefined> {
+  if (reply === undefined) return undefined;
+  for (let r = rules.length - 1; r >= 0; r--) {
+    const rule = rules[r] as ResponseRule;
+    if (rule.kind !== 'cname') continue;
+    const answers = reply.view().answers;
+    const at = answers.findIndex((rr) => rr.type === RRType.CNAME && rule.map((rr.data as NameData).target) !== undefined);
+    if (at < 0) continue;
+    const cname = answers[at] as ResourceRecord;
+    const target = rule.map((cname.data as NameData).target) as string;
+    let found: Reply | undefined;
+    try {
+      found = await next(sub.derive(target));
+    } catch {
+      continue; // the answer as it was is still an answer
+    }
+    if (found === undefined) continue;
+    const up = found.view();
+    const msg = reply.edit();
+    msg.answers = [...answers.slice(0, at).filter((rr) => rr.type === RRType.CNAME), { ...cname, data: { target } }, ...up.answers];
+    msg.tc = up.tc;
+  }
+  return reply;
 }
 
 function stateOf(req: DnsRequest): RewriteState {
@@ -60,6 +92,8 @@ function invalidName(req: DnsRequest, name: string): Reply {
 /** The reply as the client must see it: its own question, response rules applied. */
 export function revertReply(req: DnsRequest, reply: Reply | undefined, rules: readonly ResponseRule[], restoreQuestion: boolean): Reply | undefined {
   if (reply === undefined) return undefined;
+  // cname rules change the reply only when they find their CNAME (chaseCnames): keep the bytes.
+  if (!restoreQuestion && rules.every((r) => r.kind === 'cname')) return reply;
   const msg = reply.edit();
   if (restoreQuestion) {
     if (msg.questions.length === 0) msg.questions = [questionOf(req)];
@@ -99,6 +133,7 @@ function rewriteRecord(rr: ResourceRecord, rule: ResponseRule): ResourceRecord {
       return ttl === rr.ttl ? rr : { ...rr, ttl };
     }
     case 'rcode':
+    case 'cname':
       return rr;
   }
 }

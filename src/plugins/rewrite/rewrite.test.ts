@@ -3,7 +3,7 @@
 // rcode_test.go), run through kdns's own chain.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { a, cname, mx, srv } from '../../dns/rr.js';
+import { a, cname, mx, rrToString, srv } from '../../dns/rr.js';
 import { DnsClass, RCode, RRType, type EdnsOption, type ResourceRecord } from '../../dns/types.js';
 import type { Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
@@ -95,6 +95,8 @@ describe('rewrite: rule syntax', () => {
     'rewrite rcode numeric.rcode.coredns.rocks 2 0',
     'rewrite rcode exact match.string.rcode.coredns.rocks SERVFAIL NOERROR',
     'rewrite continue rcode regex (regex)\\.rcode\\.(coredns)\\.(rocks) FORMERR NOERROR',
+    'rewrite continue cname exact def.example.com xyz.example.com',
+    'rewrite continue cname regex (.*)\\.web\\.(.*)\\.site\\. {1}.webapp.{2}.org.',
     'rewrite stop {\n  name regex (.*)-(us-west-1)\\.coredns\\.rocks {1}.service.{2}.consul\n  answer name (.*)\\.service\\.(us-west-1)\\.consul {1}-{2}.coredns.rocks\n}',
   ];
   for (const line of valid) {
@@ -161,7 +163,9 @@ describe('rewrite: rule syntax', () => {
     ['rewrite rcode invalid.rcode.coredns.rocks random nothing', 'Corefile:2: invalid rewrite rule: invalid matching RCODE "random" for a rcode rule'],
     ['rewrite rcode invalid.rcode.coredns.rocks 0 nothing', 'Corefile:2: invalid rewrite rule: invalid replacement RCODE "nothing" for a rcode rule'],
     ['rewrite rcode x.example 24 0', 'Corefile:2: invalid rewrite rule: invalid matching RCODE "24" for a rcode rule'],
-    ['rewrite cname exact a.example. b.example.', 'Corefile:2: invalid rewrite rule: the cname field is not supported by kdns'],
+    ['rewrite cname a.example.', 'Corefile:2: invalid rewrite rule: a cname rule takes [TYPE] FROM TO, got 1 arguments'],
+    ['rewrite cname fancy a.example. b.example.', 'Corefile:2: invalid rewrite rule: unknown cname rewrite type "fancy"'],
+    ['rewrite cname regex (a b', 'Corefile:2: invalid rewrite rule: invalid regex "(a": Unterminated group'],
     ['rewrite name a.example. b.example. {\n}', 'Corefile:2: a rewrite rule written on its line takes no block'],
     // In a block the error names the line of the word at fault.
     ['rewrite stop {\n  name regex (.*)\\.example {1}.test\n  answer name (.*)\\.test {1}.{2}.example\n}', 'Corefile:4: invalid rewrite rule: the rewrite pattern "{1}.{2}.example" uses more groups than the matching pattern "(.*)\\\\.test" has'],
@@ -482,3 +486,72 @@ describe('rewrite: several rules', () => {
     assert.deepEqual([msg.questions[0]?.name, msg.answers[0]?.name, msg.answers[0]?.ttl], ['from.example.', 'from.example.', 5]);
   });
 });
+
+describe('rewrite: cname', () => {
+  // TestCNameTargetRewrite: the rules, the answer the next plugin gives, the answer it gives for
+  // the new target (CoreDNS's mocked upstream), and what the client gets.
+  const rules = [
+    'rewrite continue cname exact def.example.com xyz.example.com',
+    'rewrite continue cname prefix chat.openai.com bard.google.com',
+    'rewrite continue cname suffix uvw. xyz.',
+    'rewrite continue cname substring efgh zzzz.www',
+    'rewrite continue cname regex (.*)\\.web\\.(.*)\\.site\\. {1}.webapp.{2}.org.',
+    'rewrite continue cname exact music.truncated.spotify.com. music.truncated.spotify.com.',
+    'rewrite continue cname suffix prod. staging.',
+  ];
+  const upstream: Record<string, string[]> = {
+    'xyz.example.com.': ['xyz.example.com. 3600 IN A 3.4.5.6'],
+    'bard.google.com.cdn.cloudflare.net.': ['bard.google.com.cdn.cloudflare.net. 1800 IN A 9.7.2.1'],
+    'www.hosting.xyz.': ['www.hosting.xyz. 500 IN A 20.30.40.50'],
+    'abcd.zzzz.www.pqrst.': ['abcd.zzzz.www.pqrst. 120 IN A 101.20.5.1', 'abcd.zzzz.www.pqrst. 120 IN A 101.20.5.2'],
+    'orders.webapp.eu.org.': ['orders.webapp.eu.org. 120 IN A 20.0.0.9'],
+    'music.truncated.spotify.com.': ['music.truncated.spotify.com. 120 IN A 10.1.0.9'],
+    'intermediate-2.staging.': ['intermediate-2.staging. 200 IN CNAME final.staging.net.', 'final.staging.net. 120 IN A 5.6.7.8'],
+  };
+  const cases: Array<{ from: string; answer: string[]; want: string[]; tc?: boolean }> = [
+    { from: 'abc.example.com.', answer: ['abc.example.com. 5 IN CNAME def.example.com.', 'def.example.com. 5 IN A 1.2.3.4'], want: ['abc.example.com. 5 IN CNAME xyz.example.com.', 'xyz.example.com. 3600 IN A 3.4.5.6'] },
+    {
+      from: 'chat.openai.com.',
+      answer: ['chat.openai.com. 20 IN CNAME chat.openai.com.cdn.cloudflare.net.', 'chat.openai.com.cdn.cloudflare.net. 30 IN A 23.2.1.2', 'chat.openai.com.cdn.cloudflare.net. 30 IN A 24.6.0.8'],
+      want: ['chat.openai.com. 20 IN CNAME bard.google.com.cdn.cloudflare.net.', 'bard.google.com.cdn.cloudflare.net. 1800 IN A 9.7.2.1'],
+    },
+    { from: 'coredns.io.', answer: ['coredns.io. 100 IN CNAME www.hosting.uvw.', 'www.hosting.uvw. 200 IN A 7.2.3.4'], want: ['coredns.io. 100 IN CNAME www.hosting.xyz.', 'www.hosting.xyz. 500 IN A 20.30.40.50'] },
+    {
+      from: 'core.dns.rocks.',
+      answer: ['core.dns.rocks. 200 IN CNAME abcd.efgh.pqrst.', 'abcd.efgh.pqrst. 100 IN A 200.30.45.67'],
+      want: ['core.dns.rocks. 200 IN CNAME abcd.zzzz.www.pqrst.', 'abcd.zzzz.www.pqrst. 120 IN A 101.20.5.1', 'abcd.zzzz.www.pqrst. 120 IN A 101.20.5.2'],
+    },
+    { from: 'order.service.eu.', answer: ['order.service.eu. 200 IN CNAME orders.web.eu.site.', 'orders.web.eu.site. 50 IN A 10.10.15.1'], want: ['order.service.eu. 200 IN CNAME orders.webapp.eu.org.', 'orders.webapp.eu.org. 120 IN A 20.0.0.9'] },
+    { from: 'music.spotify.com.', answer: ['music.spotify.com. 200 IN CNAME music.truncated.spotify.com.'], want: ['music.spotify.com. 200 IN CNAME music.truncated.spotify.com.', 'music.truncated.spotify.com. 120 IN A 10.1.0.9'], tc: true },
+    {
+      from: 'cname-chain.org.',
+      answer: ['cname-chain.org. 200 IN CNAME intermediate-1.com.', 'intermediate-1.com. 200 IN CNAME intermediate-2.prod.', 'intermediate-2.prod. 200 IN CNAME final.prod.net.', 'final.prod.net. 120 IN A 1.2.3.4'],
+      want: ['cname-chain.org. 200 IN CNAME intermediate-1.com.', 'intermediate-1.com. 200 IN CNAME intermediate-2.staging.', 'intermediate-2.staging. 200 IN CNAME final.staging.net.', 'final.staging.net. 120 IN A 5.6.7.8'],
+    },
+    // no CNAME to rewrite: the answer is left as it is
+    { from: 'plain.example.', answer: ['plain.example. 5 IN A 10.0.0.1'], want: ['plain.example. 5 IN A 10.0.0.1'] },
+  ];
+  const text = (rr: ResourceRecord): string => rrToString(rr).split('\t').join(' ');
+  for (const c of cases) {
+    test(`${c.from} → ${c.want[c.want.length - 1]}`, async () => {
+      const next: Next = (req) => {
+        const m = responseFor(req);
+        const lines = req.name === c.from ? c.answer : (upstream[req.name] ?? []);
+        m.answers = lines.map(record);
+        if (req.name === 'music.truncated.spotify.com.') m.tc = true;
+        return Reply.of(m);
+      };
+      const reply = await ask(rewriter(...rules), testRequest(c.from, RRType.A), next);
+      const msg = reply.view();
+      assert.deepEqual(msg.answers.map(text), c.want);
+      assert.equal(msg.tc, c.tc ?? false);
+      assert.equal(msg.questions[0]?.name, c.from);
+    });
+  }
+});
+
+/** "name ttl IN TYPE data" for the A and CNAME records of the cname cases. */
+function record(line: string): ResourceRecord {
+  const [name, ttl, , type, data] = line.split(' ') as [string, string, string, string, string];
+  return type === 'CNAME' ? cname(name, Number(ttl), data) : a(name, Number(ttl), data);
+}

@@ -31,7 +31,9 @@ export interface RewriteState {
 export type ResponseRule =
   | { readonly kind: 'name' | 'value'; readonly rewrite: StringRewriter }
   | { readonly kind: 'ttl'; readonly min: number; readonly max: number }
-  | { readonly kind: 'rcode'; readonly from: number; readonly to: number };
+  | { readonly kind: 'rcode'; readonly from: number; readonly to: number }
+  /** A CNAME answer whose target `map` gives a new one is re-resolved under that name. */
+  | { readonly kind: 'cname'; readonly map: (target: string) => string | undefined };
 
 export type StringRewriter = (s: string) => string;
 
@@ -502,6 +504,42 @@ function parseEdnsRule(mode: Mode, args: readonly string[], base: number): Rule 
   }
 }
 
+// ---- cname ----------------------------------------------------------------------------------
+
+class CnameRule implements Rule {
+  private readonly rules: readonly ResponseRule[];
+  constructor(
+    readonly mode: Mode,
+    map: (target: string) => string | undefined,
+  ) {
+    this.rules = [{ kind: 'cname', map }];
+  }
+
+  /** Applies to every query: what it changes is only known once the answer is there. */
+  apply(): readonly ResponseRule[] {
+    return this.rules;
+  }
+}
+
+/** `cname [TYPE] FROM TO`: FROM and TO are lower-cased; for `exact` also made absolute. */
+function parseCnameRule(mode: Mode, args: readonly string[], base: number): Rule {
+  if (args.length !== 2 && args.length !== 3) throw new RuleError(`a cname rule takes [TYPE] FROM TO, got ${args.length} arguments`, base - 1);
+  const typed = args.length === 3;
+  const t = typed ? (args[0] as string).toLowerCase() : 'exact';
+  if (!MATCH_TYPES.includes(t)) throw new RuleError(`unknown cname rewrite type ${JSON.stringify(args[0])}`, base);
+  const type = t as MatchType;
+  const fromArg = typed ? base + 1 : base;
+  let from = (args[fromArg - base] as string).toLowerCase();
+  let to = (args[fromArg - base + 1] as string).toLowerCase();
+  if (type === 'exact') {
+    from = normalize(from);
+    to = normalize(to);
+    return new CnameRule(mode, (target) => (target === from ? to : undefined));
+  }
+  const re = type === 'regex' ? compile(from, fromArg) : undefined;
+  return new CnameRule(mode, nameMapper(type, from, to, re));
+}
+
 // ---- the rule -----------------------------------------------------------------------------------
 
 /** One rule from its words (`[stop|continue] FIELD ...`). Throws RuleError. */
@@ -543,7 +581,7 @@ export function parseRule(words: readonly string[]): Rule {
     case 'edns0':
       return parseEdnsRule(mode, args, base);
     case 'cname':
-      throw new RuleError('the cname field is not supported by kdns', at);
+      return parseCnameRule(mode, args, base);
     default:
       throw new RuleError(`invalid rule type ${JSON.stringify(words[at])}`, at);
   }
