@@ -35,6 +35,11 @@ describe('rewrite end to end', { skip: noNamed }, () => {
         '        10.0.0.4 txt.example.org',
         '    }',
         '}',
+        'example.test:{PORT} {',
+        '    bind 127.0.0.1',
+        '    rewrite continue cname exact www.example.test. multi.example.test.',
+        `    forward . 127.0.0.1:${named.port}`,
+        '}',
         'corp.test:{PORT} {',
         '    bind 127.0.0.1',
         '    rewrite stop {',
@@ -69,6 +74,14 @@ describe('rewrite end to end', { skip: noNamed }, () => {
     },
     { name: 'mx.corp.test', type: 'MX', status: 'NOERROR', question: 'mx.corp.test. IN MX', answer: ['mx.corp.test. 300 MX 10 mail1.corp.test.', 'mx.corp.test. 300 MX 20 mail2.corp.test.'] },
     { name: 'nope.corp.test', type: 'A', status: 'NXDOMAIN', question: 'nope.corp.test. IN A', answer: [] },
+    {
+      name: 'alias.example.test',
+      type: 'A',
+      status: 'NOERROR',
+      question: 'alias.example.test. IN A',
+      answer: ['alias.example.test. 300 CNAME multi.example.test.', 'multi.example.test. 300 A 192.0.2.11', 'multi.example.test. 300 A 192.0.2.12', 'multi.example.test. 300 A 192.0.2.13', 'multi.example.test. 300 A 192.0.2.14'],
+    },
+    { name: 'www.example.test', type: 'A', status: 'NOERROR', question: 'www.example.test. IN A', answer: ['www.example.test. 300 A 192.0.2.1'] },
   ];
   for (const c of cases) {
     test(`${c.name} ${c.type} ${c.args?.join(' ') ?? ''}`, async () => {

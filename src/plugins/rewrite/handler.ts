@@ -18,6 +18,7 @@ export class RewritePlugin implements Plugin {
 
   serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
     const rules = this.rules;
+    if (req.query.qdcount !== 1) return next(req);
     let s: RewriteState | undefined;
     let responses: ResponseRule[] | undefined;
     for (let i = 0; i < rules.length; i++) {

@@ -2,7 +2,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dig } from '../../testutil/dig.js';
+import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { exampleZone, missing, NamedUpstream } from '../../testutil/upstream.js';
 
 describe('template end to end', () => {
   let s: TestServer;
@@ -91,4 +93,50 @@ describe('template end to end', () => {
     const r = await dig('www.invalid', 'A', { port: s.port });
     assert.match(r.raw, /; EDE: 21 \(Not Supported\): \(Blocked according to RFC2606\)/);
   });
+});
+
+// "Fabricate a CNAME": the target's records come from the plugins after template (here forward
+// to a real named).
+describe('template end to end, CNAME answered through forward', { skip: missing('named', 'bind9') }, () => {
+  let s: TestServer;
+  let named: NamedUpstream;
+  before(async () => {
+    named = new NamedUpstream({ port: await freePort(), zones: { 'example.test': exampleZone() } });
+    await named.start();
+    s = await startTestServer(
+      [
+        '.:{PORT} {',
+        '    bind 127.0.0.1',
+        '    template IN ANY foogle.test {',
+        '        match "^foogle[.]test[.]$"',
+        '        answer "foogle.test 60 IN CNAME www.example.test"',
+        '    }',
+        `    forward . 127.0.0.1:${named.port}`,
+        '}',
+        '',
+      ].join('\n'),
+    );
+  });
+  after(async () => {
+    await s?.stop();
+    await named?.stop();
+  });
+
+  const cases: Array<{ type: string; answer: string[] }> = [
+    { type: 'A', answer: ['foogle.test. 60 IN CNAME www.example.test.', 'www.example.test. 300 IN A 192.0.2.1'] },
+    { type: 'AAAA', answer: ['foogle.test. 60 IN CNAME www.example.test.', 'www.example.test. 300 IN AAAA 2001:db8::1'] },
+    // only A and AAAA are chased
+    { type: 'MX', answer: ['foogle.test. 60 IN CNAME www.example.test.'] },
+  ];
+  for (const c of cases) {
+    test(`foogle.test ${c.type}`, async () => {
+      const r = await dig('foogle.test', c.type, { port: s.port });
+      assert.equal(r.status, 'NOERROR', r.raw);
+      assert.deepEqual(
+        r.answer.map((x) => `${x.name} ${x.ttl} ${x.class} ${x.type} ${x.data}`),
+        c.answer,
+        r.raw,
+      );
+    });
+  }
 });
