@@ -9,7 +9,7 @@ import type { Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { directiveIn } from '../../testutil/corefile.js';
-import { edns, testRequest } from '../../testutil/request.js';
+import { edns, testBlock, testRequest, testShared } from '../../testutil/request.js';
 import { RewritePlugin } from './handler.js';
 import { parseRewrite } from './setup.js';
 
@@ -555,3 +555,28 @@ function record(line: string): ResourceRecord {
   const [name, ttl, , type, data] = line.split(' ') as [string, string, string, string, string];
   return type === 'CNAME' ? cname(name, Number(ttl), data) : a(name, Number(ttl), data);
 }
+
+describe('rewrite: setup', () => {
+  test('the rewrites of a block are one rule list; another block has its own', async () => {
+    const { setup } = await import('./setup.js');
+    const instance = new Map<string, unknown>();
+    const ctx = (line: string, blockLine: number) => ({
+      directive: directiveIn(line),
+      block: testBlock(['.'], { line: blockLine }),
+      corefilePath: '/tmp/Corefile',
+      shared: testShared(),
+      options: { defaultPort: 53 },
+      instance,
+      server: { reload: async () => true, corefileText: () => '', readiness: () => [], shuttingDown: () => false },
+    });
+    const first = (await setup(ctx('rewrite continue name a.example b.example', 1))) as RewritePlugin;
+    const second = await setup(ctx('rewrite name b.example c.example', 1));
+    const other = (await setup(ctx('rewrite name x.example y.example', 9))) as RewritePlugin;
+    assert.equal(first.rules.length, 2);
+    assert.equal(second.serve, undefined);
+    assert.equal(other.rules.length, 1);
+    const { next, seen } = recorder();
+    await ask(first, testRequest('a.example.', RRType.A), next);
+    assert.equal(seen[0]?.name, 'c.example.');
+  });
+});
