@@ -5,9 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { dig, type DigResult } from '../../testutil/dig.js';
-import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { exampleZone, missing, NamedUpstream } from '../../testutil/upstream.js';
+import { missing, startExampleUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 
 function question(r: DigResult): string {
   return /;; QUESTION SECTION:\n;(\S+\s+\S+\s+\S+)/.exec(r.raw)?.[1]?.split(/\s+/).join(' ') ?? '';
@@ -19,8 +18,7 @@ describe('rewrite end to end', { skip: noNamed }, () => {
   let s: TestServer;
   let named: NamedUpstream;
   before(async () => {
-    named = new NamedUpstream({ port: await freePort(), zones: { 'example.test': exampleZone() } });
-    await named.start();
+    named = await startExampleUpstream();
     s = await startTestServer(
       [
         'example.org:{PORT} {',

@@ -2,9 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dig } from '../../testutil/dig.js';
-import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { exampleZone, missing, NamedUpstream } from '../../testutil/upstream.js';
+import { missing, startExampleUpstream, type NamedUpstream } from '../../testutil/upstream.js';
 
 describe('template end to end', () => {
   let s: TestServer;
@@ -101,8 +100,7 @@ describe('template end to end, CNAME answered through forward', { skip: missing(
   let s: TestServer;
   let named: NamedUpstream;
   before(async () => {
-    named = new NamedUpstream({ port: await freePort(), zones: { 'example.test': exampleZone() } });
-    await named.start();
+    named = await startExampleUpstream();
     s = await startTestServer(
       [
         '.:{PORT} {',
