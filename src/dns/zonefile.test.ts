@@ -110,6 +110,8 @@ test('zone file: what parses', () => {
       text: '@ SOA ns admin 1 2 3 4 300\na A 10.0.0.1',
       want: ['example.org. 300 IN SOA ns.example.org. admin.example.org. 1 2 3 4 300', 'a.example.org. 300 IN A 10.0.0.1'],
     },
+    { name: 'a UTF-8 byte order mark (read as latin1) is not part of the first name', text: '\xef\xbb\xbf$TTL 60\na A 10.0.0.1', want: ['a.example.org. 60 IN A 10.0.0.1'] },
+    { name: 'CRLF line ends', text: '$TTL 60\r\na A 10.0.0.1\r\n  TXT "x"\r\n', want: ['a.example.org. 60 IN A 10.0.0.1', 'a.example.org. 60 IN TXT "x"'] },
     { name: 'comments and blank lines only', text: '; nothing\n\n   ; still nothing\n', want: [] },
     { name: 'a name that looks like a type still works as owner', text: 'a 60 A 10.0.0.1\nmx 60 MX 10 a', want: ['a.example.org. 60 IN A 10.0.0.1', 'mx.example.org. 60 IN MX 10 a.example.org.'] },
   ];

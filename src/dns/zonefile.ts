@@ -18,7 +18,7 @@ export class ZoneFileError extends Error {
     readonly line: number,
     readonly detail: string,
   ) {
-    super(`${file}:${line}: ${detail}`);
+    super(line > 0 ? `${file}:${line}: ${detail}` : `${file}: ${detail}`);
     this.name = 'ZoneFileError';
   }
 }
@@ -40,6 +40,11 @@ export interface ZoneFileOptions {
    * the text (latin1) and the name to show in errors. Without it, $INCLUDE is an error.
    */
   readInclude?: (path: string, from: string) => { text: string; file: string };
+  /**
+   * Types to pass over without reading their RDATA (a server that does not sign answers
+   * skips a signed zone's RRSIG and NSEC records); each is reported here.
+   */
+  skip?: { types: ReadonlySet<number>; found: (type: number, file: string, line: number) => void };
 }
 
 /** TTL used when neither the record, $TTL nor an earlier record gives one (as miekg/dns). */
@@ -66,7 +71,9 @@ interface Entry {
 const isBlank = (c: string): boolean => c === ' ' || c === '\t' || c === '\r';
 
 /** Splits master-file text into entries; parentheses join lines, `;` starts a comment. */
-export function tokenize(text: string, file: string): Entry[] {
+function tokenize(input: string, file: string): Entry[] {
+  // A UTF-8 byte order mark, read as latin1, is not part of the first owner name.
+  const text = input.startsWith('\xef\xbb\xbf') || input.startsWith('\ufeff') ? input.replace(/^(\xef\xbb\xbf|\ufeff)/, '') : input;
   const entries: Entry[] = [];
   let line = 1;
   let depth = 0;
@@ -119,37 +126,30 @@ export function tokenize(text: string, file: string): Entry[] {
     if (c === '"') {
       const start = line;
       let j = i + 1;
-      let out = '';
       for (;;) {
         if (j >= n) throw new ZoneFileError(file, start, 'unterminated quoted string');
-        const d = text[j] as string;
-        if (d === '"') break;
-        if (d === '\n') throw new ZoneFileError(file, start, 'unterminated quoted string (newline inside quotes)');
-        if (d === '\\' && j + 1 < n) {
-          out += d + text[j + 1];
-          j += 2;
-          continue;
-        }
-        out += d;
-        j++;
+        const d = text.charCodeAt(j);
+        if (d === 0x22) break;
+        if (d === 0x0a) throw new ZoneFileError(file, start, 'unterminated quoted string (newline inside quotes)');
+        if (d === 0x5c && text.charCodeAt(j + 1) === 0x0a) line++;
+        j += d === 0x5c && j + 1 < n ? 2 : 1;
       }
-      push({ text: out, quoted: true, line: start }, blankOwner);
+      // Escapes stay as written: names and strings decode them when they are read.
+      push({ text: text.slice(i + 1, j), quoted: true, line: start }, blankOwner);
       i = j + 1;
       continue;
     }
     let j = i;
-    let out = '';
     while (j < n) {
       const d = text[j] as string;
       if (d === '\\' && j + 1 < n && text[j + 1] !== '\n') {
-        out += d + text[j + 1];
         j += 2;
         continue;
       }
       if (isBlank(d) || d === '\n' || d === ';' || d === '(' || d === ')' || d === '"') break;
-      out += d;
       j++;
     }
+    const out = text.slice(i, j);
     push({ text: out, quoted: false, line }, blankOwner);
     i = j;
   }
@@ -206,19 +206,33 @@ function characterString(tok: Token): string {
 /** A name token as a canonical absolute name: `@` is the origin, relative names get it appended. */
 function absoluteName(text: string, origin: string): string {
   if (text === '@') return origin;
+  const full = endsWithUnescapedDot(text) ? text : origin === '.' ? `${text}.` : `${text}.${origin}`;
+  if (PLAIN_NAME.test(full) && plainNameFits(full)) return full;
   // Bytes outside printable ASCII are written as \DDD so the name helpers accept them.
   let escaped = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    escaped += c > 0x20 && c < 0x7f ? text[i] : `\\${String(c).padStart(3, '0')}`;
+  for (let i = 0; i < full.length; i++) {
+    const c = full.charCodeAt(i);
+    escaped += c > 0x20 && c < 0x7f ? full[i] : `\\${String(c).padStart(3, '0')}`;
   }
-  const absolute = endsWithUnescapedDot(escaped);
-  const full = absolute ? escaped : origin === '.' ? `${escaped}.` : `${escaped}.${origin}`;
   try {
-    return canonicalName(full);
+    return canonicalName(escaped);
   } catch (e) {
     throw new Error(`invalid domain name "${text}": ${(e as Error).message.replace(/^invalid domain name "[^"]*": /, '')}`);
   }
+}
+
+/** Names without escapes or unusual bytes, already in canonical form when their labels fit. */
+const PLAIN_NAME = /^[A-Za-z0-9_*-]+(\.[A-Za-z0-9_*-]+)*\.$/;
+
+function plainNameFits(name: string): boolean {
+  if (name.length > 254) return false;
+  let start = 0;
+  for (let i = 0; i < name.length; i++) {
+    if (name.charCodeAt(i) !== 0x2e) continue;
+    if (i - start > 63) return false;
+    start = i + 1;
+  }
+  return true;
 }
 
 function endsWithUnescapedDot(s: string): boolean {
@@ -393,6 +407,7 @@ interface ParseState {
   depth: number;
   out: ZoneEntry[];
   readInclude?: ZoneFileOptions['readInclude'];
+  skip?: ZoneFileOptions['skip'];
 }
 
 /** Parses a master file. Throws ZoneFileError naming the file and line of the first problem. */
@@ -403,7 +418,7 @@ export function parseZoneFile(text: string, opts: ZoneFileOptions): ZoneEntry[] 
   } catch (e) {
     throw new ZoneFileError(opts.file, 0, `invalid origin "${opts.origin}": ${(e as Error).message}`);
   }
-  const state: ParseState = { origin, file: opts.file, depth: 0, out: [], readInclude: opts.readInclude };
+  const state: ParseState = { origin, file: opts.file, depth: 0, out: [], readInclude: opts.readInclude, skip: opts.skip };
   parseInto(text, state);
   return state.out;
 }
@@ -458,6 +473,11 @@ function parseEntry(entry: Entry, state: ParseState): void {
   const type = typeFromName(typeTok.text);
   if (type === undefined) throw new Error(`unknown record type "${typeTok.text}"`);
   if (META_TYPES.has(type)) throw new Error(`${typeName(type)} cannot appear in a zone file`);
+  if (state.skip?.types.has(type)) {
+    state.skip.found(type, state.file, entry.line);
+    state.lastOwner = owner;
+    return;
+  }
   const data = rdata(type, toks.slice(i + 1), state.origin);
   ttl ??= state.defaultTtl ?? state.lastTtl ?? (type === RRType.SOA ? Math.min((data as { minimum: number }).minimum, MAX_TTL) : DEFAULT_ZONE_TTL);
   if (state.defaultTtl === undefined) state.lastTtl = ttl;
