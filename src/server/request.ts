@@ -91,7 +91,7 @@ export class DnsRequest {
    * A request for another question from the same client (autopath candidates, CNAME chasing).
    * Keeps ID, flags and EDNS; the zone is kept too and may be changed by the caller.
    */
-  derive(qname: string, qtype: number = this.qtype, edns: Edns | undefined = this.edns): DnsRequest {
+  derive(qname: string, qtype: number = this.qtype, edns: Edns | undefined = this.edns, qclass: number = this.qclass): DnsRequest {
     const msg: Message = {
       id: this.id,
       qr: false,
@@ -104,7 +104,7 @@ export class DnsRequest {
       ad: false,
       cd: this.query.cd,
       rcode: 0,
-      questions: [{ name: qname, type: qtype, class: this.qclass }],
+      questions: [{ name: qname, type: qtype, class: qclass }],
       answers: [],
       authority: [],
       additional: [],

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './net.js';
 
 /** Why a test must skip: a missing binary outside CI. In CI (CI=true) every test runs. */
 export function missing(binary: string, debianPackage: string): string | undefined {
@@ -364,4 +365,11 @@ export async function slowUpstream(delayMs: number): Promise<Scripted & { maxHel
   await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
   state.port = udp.address().port;
   return state;
+}
+
+/** A named on a free loopback port serving exampleZone() as example.test, started. */
+export async function startExampleUpstream(): Promise<NamedUpstream> {
+  const named = new NamedUpstream({ port: await freePort(), zones: { 'example.test': exampleZone() } });
+  await named.start();
+  return named;
 }
