@@ -55,7 +55,7 @@ export const OPERATOR_RESOURCES: ApiResource[] = [
 
 type Json = unknown;
 type JsonObject = Record<string, Json>;
-type ApiObject = Record<string, unknown> & { metadata: { name: string; namespace?: string; resourceVersion?: string; [field: string]: unknown } };
+export type ApiObject = Record<string, unknown> & { metadata: { name: string; namespace?: string; resourceVersion?: string; [field: string]: unknown } };
 
 interface Event {
   rv: number;

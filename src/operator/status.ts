@@ -160,3 +160,21 @@ function placementCondition(refused: string | undefined): Draft {
   if (refused !== undefined) return cond('PlacementValid', 'False', 'NoSchedulableNodes', `${refused}; the current placement is kept.`);
   return cond('PlacementValid', 'True', 'AsExpected', 'The DNS pods can be scheduled as requested.');
 }
+
+/** A write the API server refused: the object ("Service kdns/dns-default"), HTTP status and its message. */
+export interface WriteFailure {
+  object: string;
+  code: number;
+  message: string;
+}
+
+/**
+ * The status with Degraded saying which writes failed and why, in the API server's words. A
+ * refused write is a fault whatever the rollout is doing, so it overrides the pod-based answer.
+ */
+export function withWriteFailures(status: DNSStatus, failures: readonly WriteFailure[], previous: OperatorCondition[] | undefined, now: Date): DNSStatus {
+  if (failures.length === 0) return status;
+  const message = failures.map((f) => `Failed to apply ${f.object}: HTTP ${f.code}: ${f.message}`).join('\n');
+  const degraded = stamp(cond('Degraded', 'True', 'APIWriteFailed', message), previous, now);
+  return { ...status, conditions: status.conditions.map((c) => (c.type === 'Degraded' ? degraded : c)) };
+}
