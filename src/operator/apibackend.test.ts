@@ -596,3 +596,22 @@ test('API backend: dropped watches back off, and a watch healthy long enough sta
     await t.done();
   }
 });
+
+test('API backend: with the default timing a silent watch stays connected past client-node\'s 30 s', { timeout: 60_000 }, async () => {
+  // Real duration: no event and no bookmark for 35 s, and still the first watch.
+  const t = await setup();
+  const stop = new AbortController();
+  try {
+    const watching = t.backend.keepWatching(NODES, () => undefined, stop.signal);
+    await waitFor(() => t.api.openWatches(NODES) === 1);
+    await new Promise((r) => setTimeout(r, 35_000));
+    assert.equal(t.api.openWatches(NODES), 1);
+    const stats = t.backend.watchStats.get(NODES);
+    assert.deepEqual([stats?.lists, stats?.watches, stats?.idleTimeouts, stats?.failures], [1, 1, 0, 0]);
+    stop.abort();
+    await watching;
+  } finally {
+    stop.abort();
+    await t.done();
+  }
+});
