@@ -50,7 +50,6 @@ export const OPERATOR_RESOURCES: ApiResource[] = [
   { path: '/api/v1/configmaps', kind: 'ConfigMap', apiVersion: 'v1' },
   { path: '/api/v1/services', kind: 'Service', apiVersion: 'v1' },
   { path: '/apis/apps/v1/daemonsets', kind: 'DaemonSet', apiVersion: 'apps/v1' },
-  { path: '/apis/networking.k8s.io/v1/servicecidrs', kind: 'ServiceCIDR', apiVersion: 'networking.k8s.io/v1' },
 ];
 
 type Json = unknown;
