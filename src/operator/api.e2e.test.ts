@@ -5,32 +5,14 @@
 // the resync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeApiServer, OPERATOR_RESOURCES } from '../cluster/fakeapi.js';
 import { runKdns, startKdns } from '../testutil/kdns.js';
+import { writeKubeconfig } from '../testutil/kubeconfig.js';
 import { waitFor } from '../testutil/net.js';
 
 type Obj = Record<string, any>; // A loose view of JSON bodies; the assertions are the type check.
 
 const NS = 'kdns';
-
-function kubeconfigFor(url: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'kdns-e2e-kubeconfig-')), 'config');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'fake', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'fake', user: { token: 'test-token' } }],
-      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
-      'current-context': 'fake',
-    }),
-  );
-  return file;
-}
 
 async function kubectlEdit(url: string, path: string, patch: unknown): Promise<void> {
   const r = await fetch(`${url}${path}?fieldManager=kubectl-edit`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(patch) });
@@ -46,7 +28,7 @@ test('kdns operator run --kubeconfig: creates DNS default, no address collision,
   const api = new FakeApiServer(OPERATOR_RESOURCES, { bookmarkIntervalMs: 1000 });
   seedKubeadm(api);
   const url = await api.listen();
-  const operator = startKdns(['operator', 'run', '--kubeconfig', kubeconfigFor(url), '--namespace', NS, '--resync', '10m']);
+  const operator = startKdns(['operator', 'run', '--kubeconfig', writeKubeconfig(url), '--namespace', NS, '--resync', '10m']);
   const context = (): string => `\n--- operator:\n${operator.output()}`;
   const cm = (): Obj | undefined => api.get('/api/v1/configmaps', NS, 'dns-default');
   const ds = (): Obj | undefined => api.get('/apis/apps/v1/daemonsets', NS, 'dns-default');
@@ -85,7 +67,7 @@ test('kdns operator run --once --no-create-default: no DNS resource, none create
   seedKubeadm(api);
   const url = await api.listen();
   try {
-    const r = await runKdns(['operator', 'run', '--kubeconfig', kubeconfigFor(url), '--once', '--no-create-default']);
+    const r = await runKdns(['operator', 'run', '--kubeconfig', writeKubeconfig(url), '--once', '--no-create-default']);
     assert.equal(r.code, 1, r.stderr);
     assert.equal(api.get('/apis/operator.openshift.io/v1/dnses', undefined, 'default'), undefined);
     assert.match(r.stderr, /no DNS resource named "default": nothing to do/);

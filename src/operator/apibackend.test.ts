@@ -4,9 +4,6 @@
 // them: a merge patch over HTTP under another field manager.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeApiServer, OPERATOR_RESOURCES } from '../cluster/fakeapi.js';
 import type { ApiObject, FakeApiOptions } from '../cluster/fakeapi.js';
 import type { ReflectorTiming } from '../cluster/kubeapi.js';
@@ -14,6 +11,7 @@ import { ApiBackend, APPLIED_HASH_ANNOTATION, watchApi } from './apibackend.js';
 import { Reconciler, runReconcileLoop } from './reconcile.js';
 import type { PassOutcome } from './reconcile.js';
 import type { RenderOptions } from './render.js';
+import { writeKubeconfig } from '../testutil/kubeconfig.js';
 import { waitFor } from '../testutil/net.js';
 
 type Obj = Record<string, any>; // A loose view of JSON bodies; the assertions are the type check.
@@ -43,20 +41,7 @@ async function setup(o: { render?: RenderOptions; api?: FakeApiOptions; timing?:
   const api = new FakeApiServer(OPERATOR_RESOURCES, o.api ?? {});
   o.prepare?.(api);
   const url = await api.listen();
-  const dir = mkdtempSync(join(tmpdir(), 'kdns-kubeconfig-'));
-  const kubeconfig = join(dir, 'config');
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      // client-node refuses plain HTTP unless TLS verification is off; the stand-in speaks plain HTTP.
-      clusters: [{ name: 'fake', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'fake', user: { token: 'test-token' } }],
-      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
-      'current-context': 'fake',
-    }),
-  );
+  const kubeconfig = writeKubeconfig(url);
   const logs: string[] = [];
   const backend = await ApiBackend.connect({ kubeconfig, namespace: NS, log: (l) => logs.push(l), ...(o.timing ? { timing: o.timing } : {}) });
   const reconciler = new Reconciler(backend, { render: o.render ?? {}, log: (l) => logs.push(l), now: () => new Date('2024-05-01T12:00:00Z') });
@@ -67,6 +52,18 @@ const writes = (api: FakeApiServer, from = 0): string[] => api.requests.slice(fr
 const applied = (outcome: PassOutcome): string[] => (outcome.kind === 'applied' ? outcome.written : []);
 const conditions = (api: FakeApiServer): Obj[] => (api.get(DNSES, undefined, 'default')?.['status'] as Obj | undefined)?.['conditions'] ?? [];
 const condition = (api: FakeApiServer, type: string): Obj | undefined => conditions(api).find((c) => c['type'] === type);
+
+type SetupOptions = Parameters<typeof setup>[0];
+
+/** Runs `body` with a fresh harness, closing the server after. */
+async function withApi(o: SetupOptions, body: (t: Harness) => Promise<void>): Promise<void> {
+  const t = await setup(o);
+  try {
+    await body(t);
+  } finally {
+    await t.done();
+  }
+}
 
 /** A change as `kubectl edit` sends it: a merge patch under its own field manager. */
 async function kubectlEdit(h: Harness, path: string, patch: unknown): Promise<void> {
@@ -82,8 +79,7 @@ async function settled(h: Harness): Promise<number> {
 }
 
 test('API backend: first pass server-side applies the four objects and patches the status', async () => {
-  const t = await setup();
-  try {
+  await withApi({}, async (t) => {
     t.api.add(DNSES, dns([{ domain: 'foo.com', nameServers: ['1.1.1.1'] }]));
     t.api.add(NODES, node('n1'));
     const outcome = await t.reconciler.pass();
@@ -104,26 +100,20 @@ test('API backend: first pass server-side applies the four objects and patches t
       conditions(t.api).map((c) => `${c['type']}=${c['status']}`),
       ['Degraded=False', 'Progressing=True', 'Available=False', 'Upgradeable=True', 'ConfigurationValid=True', 'PlacementValid=True'],
     );
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 test('API backend: a pass with nothing changed sends nothing', async () => {
-  const t = await setup();
-  try {
+  await withApi({}, async (t) => {
     t.api.add(DNSES, dns([]));
     const before = await settled(t);
     await t.reconciler.pass();
     assert.deepEqual(writes(t.api, before), []);
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 test('API backend: the old dns-node-resolver container is removed from dns-default by name', async () => {
-  const t = await setup();
-  try {
+  await withApi({}, async (t) => {
     t.api.add(DNSES, dns([]));
     t.api.add(DAEMONSETS, {
       metadata: { name: 'dns-default', namespace: NS },
@@ -136,14 +126,13 @@ test('API backend: the old dns-node-resolver container is removed from dns-defau
       ['dns'],
     );
     assert.ok(t.logs.includes('removed container dns-node-resolver from DaemonSet dns-default'));
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 // ---- drift: hand edits are put back by the next pass ----
 
-interface DriftCase {
+/** A hand edit: `patch` to the object at `path` (stored in `collection` as `name`). */
+interface EditCase {
   what: string;
   path: string;
   collection: string;
@@ -152,6 +141,9 @@ interface DriftCase {
   /** The field as it must be after the pass. */
   read: (o: Obj) => unknown;
   want: unknown;
+}
+
+interface DriftCase extends EditCase {
   /** The field path kdns-operator owns again. */
   owned: string;
 }
@@ -212,8 +204,7 @@ const driftCases: DriftCase[] = [
 
 for (const c of driftCases) {
   test(`API backend: a hand edit of ${c.what} is put back by the next pass, then nothing is written`, async () => {
-    const t = await setup();
-    try {
+    await withApi({}, async (t) => {
       t.api.add(DNSES, dns([]));
       t.api.add(NODES, node('n1')); // the default placement has a node to go to
       await settled(t);
@@ -233,23 +224,11 @@ for (const c of driftCases) {
       const settledAt = t.api.requests.length;
       await t.reconciler.pass();
       assert.deepEqual(writes(t.api, settledAt), []);
-    } finally {
-      await t.done();
-    }
+    });
   });
 }
 
-interface KeptCase {
-  what: string;
-  path: string;
-  collection: string;
-  name: string;
-  patch: unknown;
-  read: (o: Obj) => unknown;
-  want: unknown;
-}
-
-const keptCases: KeptCase[] = [
+const keptCases: EditCase[] = [
   {
     what: 'a label on the ConfigMap',
     path: `/api/v1/namespaces/${NS}/configmaps/dns-default`,
@@ -281,8 +260,7 @@ const keptCases: KeptCase[] = [
 
 for (const c of keptCases) {
   test(`API backend: ${c.what} (a field kdns does not manage) is left alone and causes no write`, async () => {
-    const t = await setup();
-    try {
+    await withApi({}, async (t) => {
       t.api.add(DNSES, dns([]));
       await settled(t);
       await kubectlEdit(t, c.path, c.patch);
@@ -290,15 +268,12 @@ for (const c of keptCases) {
       await t.reconciler.pass();
       assert.deepEqual(writes(t.api, before), []);
       assert.equal(c.read(t.api.get(c.collection, NS, c.name) as Obj), c.want);
-    } finally {
-      await t.done();
-    }
+    });
   });
 }
 
 test('API backend: defaults the API server adds are not drift', async () => {
-  const t = await setup();
-  try {
+  await withApi({}, async (t) => {
     t.api.add(DNSES, dns([]));
     const before = await settled(t);
     const ds = t.api.get(DAEMONSETS, NS, 'dns-default') as Obj;
@@ -306,16 +281,13 @@ test('API backend: defaults the API server adds are not drift', async () => {
     assert.equal((t.api.get(SERVICES, NS, 'dns-default') as Obj)['spec'].sessionAffinity, 'None');
     await t.reconciler.pass();
     assert.deepEqual(writes(t.api, before), []);
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 // ---- API errors go to the status ----
 
 test('API backend: kube-dns holding 10.96.0.10 — the Service is refused with 422, the rest applies, and Degraded says why', async () => {
-  const t = await setup({ render: { serviceCIDR: '10.96.0.0/12' }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) });
-  try {
+  await withApi({ render: { serviceCIDR: '10.96.0.0/12' }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) }, async (t) => {
     t.api.add(DNSES, dns([]));
     const outcome = await t.reconciler.pass();
     assert.equal(outcome.kind, 'applied');
@@ -328,9 +300,7 @@ test('API backend: kube-dns holding 10.96.0.10 — the Service is refused with 4
       degraded?.['message'],
       'Failed to apply Service kdns/dns-default: HTTP 422: Service "dns-default" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: provided IP is already allocated',
     );
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 interface FailureCase {
@@ -350,8 +320,7 @@ const failureCases: FailureCase[] = [
 
 for (const c of failureCases) {
   test(`API backend: HTTP ${c.code} on ${c.object} is reported in Degraded; the other objects and the status are written`, async () => {
-    const t = await setup({ prepare: (api) => api.writeFailures.push({ pathSuffix: c.pathSuffix, code: c.code, reason: c.reason, message: c.message }) });
-    try {
+    await withApi({ prepare: (api) => api.writeFailures.push({ pathSuffix: c.pathSuffix, code: c.code, reason: c.reason, message: c.message }) }, async (t) => {
       t.api.add(DNSES, dns([]));
       const outcome = await t.reconciler.pass();
       assert.equal(outcome.kind === 'applied' ? outcome.written.length : -1, 3);
@@ -363,22 +332,20 @@ for (const c of failureCases) {
       const again = await t.reconciler.pass();
       assert.deepEqual(again.kind === 'applied' ? again.failed : undefined, []);
       assert.notEqual(condition(t.api, 'Degraded')?.['reason'], 'APIWriteFailed');
-    } finally {
-      await t.done();
-    }
+    });
   });
 }
 
-test('reconcile loop: a refused write is retried with a doubling delay, not at the pace of events', async () => {
+test('reconcile loop: a refused write is retried with a doubling delay, not at the pace of events', async (tc) => {
   const t = await setup({ render: { serviceCIDR: '10.96.0.0/12' }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) });
   const stop = new AbortController();
   try {
     t.api.add(DNSES, dns([]));
-    const svcApplies = (): number[] => t.api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/services/dns-default')).map(() => Date.now());
+    const svcApplies = (): number => t.api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/services/dns-default')).length;
     const times: number[] = [];
     let n = 0;
     const poll = setInterval(() => {
-      const now = svcApplies().length;
+      const now = svcApplies();
       if (now > n) times.push(Date.now());
       n = now;
     }, 5);
@@ -395,6 +362,7 @@ test('reconcile loop: a refused write is retried with a doubling delay, not at t
     clearInterval(poll);
     await loop;
     const gaps = times.slice(1, 4).map((x, i) => x - times[i]!);
+    tc.diagnostic(`retry gaps: ${gaps.join(', ')} ms`);
     // 100, 200, 400 ms apart (a little more under load), never at the 20 ms of the changes.
     assert.ok(gaps[0]! >= 90 && gaps[1]! >= 190 && gaps[2]! >= 390, `gaps ${gaps.join(', ')}`);
   } finally {
@@ -406,8 +374,7 @@ test('reconcile loop: a refused write is retried with a doubling delay, not at t
 // ---- the Service's address ----
 
 test('API backend: without a service CIDR the API server allocates the address, and node-resolver follows it', async () => {
-  const t = await setup({ render: { allocateServiceIP: true }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) });
-  try {
+  await withApi({ render: { allocateServiceIP: true }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) }, async (t) => {
     t.api.add(DNSES, dns([]));
     const outcome = await t.reconciler.pass();
     assert.deepEqual(outcome.kind === 'applied' ? outcome.failed : undefined, []);
@@ -421,14 +388,11 @@ test('API backend: without a service CIDR the API server allocates the address, 
     const before = t.api.requests.length;
     await t.reconciler.pass();
     assert.deepEqual(writes(t.api, before), []);
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 test('API backend: a Service that has an address keeps it when the service CIDR asks for another, and says so once', async () => {
-  const t = await setup({ render: { serviceCIDR: '10.96.0.0/12' } });
-  try {
+  await withApi({ render: { serviceCIDR: '10.96.0.0/12' } }, async (t) => {
     t.api.add(SERVICES, { metadata: { name: 'dns-default', namespace: NS }, spec: { clusterIP: '10.96.7.7', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] } });
     t.api.add(DNSES, dns([]));
     const outcome = await t.reconciler.pass();
@@ -437,9 +401,7 @@ test('API backend: a Service that has an address keeps it when the service CIDR 
     assert.equal((t.api.get(SERVICES, NS, 'dns-default') as Obj)['spec'].clusterIP, '10.96.7.7');
     const said = t.logs.filter((l) => l.startsWith('Service dns-default keeps its address 10.96.7.7'));
     assert.equal(said.length, 1, t.logs.join('\n'));
-  } finally {
-    await t.done();
-  }
+  });
 });
 
 // ---- the default DNS resource ----
@@ -496,84 +458,68 @@ test('API backend: a change to the DNS resource wakes the loop through a watch',
   }
 });
 
-test('API backend: a dropped watch resumes from its last version: no Node replayed as ADDED, no wake-up, no relist', async () => {
-  const t = await setup({ timing: { initialBackoffMs: 20 } });
-  const stop = new AbortController();
-  try {
-    for (const n of ['n1', 'n2', 'n3']) t.api.add(NODES, node(n));
+/** Runs `body` while the backend watches `path` (open); `changes()` counts the wake-ups it caused. */
+async function whileWatching(o: SetupOptions, path: string, body: (t: Harness, changes: () => number) => Promise<void>): Promise<void> {
+  await withApi(o, async (t) => {
+    const stop = new AbortController();
     let changes = 0;
-    const watching = t.backend.keepWatching(NODES, () => changes++, stop.signal);
-    await waitFor(() => t.api.openWatches(NODES) === 1);
+    const watching = t.backend.keepWatching(path, () => changes++, stop.signal);
+    try {
+      await waitFor(() => t.api.openWatches(path) === 1);
+      await body(t, () => changes);
+    } finally {
+      stop.abort();
+      await watching;
+    }
+  });
+}
+
+const seedNodes = (api: FakeApiServer): void => ['n1', 'n2', 'n3'].forEach((n) => api.add(NODES, node(n)));
+
+test('API backend: a dropped watch resumes from its last version: no Node replayed as ADDED, no wake-up, no relist', async () => {
+  await whileWatching({ timing: { initialBackoffMs: 20 }, prepare: seedNodes }, NODES, async (t, changes) => {
     t.api.add(NODES, node('n4'));
-    await waitFor(() => changes === 1);
+    await waitFor(() => changes() === 1);
     const seen = t.api.resourceVersion;
     t.api.dropWatches();
     await waitFor(() => t.api.openWatches(NODES) === 1, 3000);
     await new Promise((r) => setTimeout(r, 200));
-    assert.equal(changes, 1, 'nothing replayed');
+    assert.equal(changes(), 1, 'nothing replayed');
     const watches = t.api.requests.filter((r) => r.path === NODES && r.watch);
     assert.equal(watches[watches.length - 1]?.params['resourceVersion'], seen);
     assert.equal(t.backend.watchStats.get(NODES)?.lists, 1, 'no relist');
-    stop.abort();
-    await watching;
-  } finally {
-    stop.abort();
-    await t.done();
-  }
+  });
 });
 
-test('API backend: 410 Gone (as HTTP status and in-stream) lists again and wakes the loop', async () => {
-  for (const asHttp of [false, true]) {
-    const t = await setup({ timing: { initialBackoffMs: 20 } });
-    const stop = new AbortController();
-    try {
-      let changes = 0;
-      const watching = t.backend.keepWatching(NODES, () => changes++, stop.signal);
-      await waitFor(() => t.api.openWatches(NODES) === 1);
+for (const asHttp of [false, true]) {
+  test(`API backend: 410 Gone ${asHttp ? 'as an HTTP status' : 'in the stream'} lists again and wakes the loop`, async () => {
+    await whileWatching({ timing: { initialBackoffMs: 20 } }, NODES, async (t, changes) => {
       t.api.goneAsHttpStatus = asHttp;
       t.api.dropWatches();
       t.api.add(NODES, node('n9'));
       t.api.compact();
       await waitFor(() => t.backend.watchStats.get(NODES)?.gone === 1, 3000);
-      await waitFor(() => changes >= 1, 3000);
+      await waitFor(() => changes() >= 1, 3000);
       await waitFor(() => t.api.openWatches(NODES) === 1, 3000);
       assert.equal(t.backend.watchStats.get(NODES)?.lists, 2);
-      stop.abort();
-      await watching;
-    } finally {
-      stop.abort();
-      await t.done();
-    }
-  }
-});
+    });
+  });
+}
 
 test('API backend: a quiet kind with bookmarks at their cadence keeps one watch open past the idle limit', async () => {
   // Scaled: bookmarks every 100 ms, idle limit 400 ms, 1.5 s of quiet.
-  const t = await setup({ api: { bookmarkIntervalMs: 100 }, timing: { watchIdleTimeoutMs: 400 } });
-  const stop = new AbortController();
-  try {
-    let changes = 0;
-    const watching = t.backend.keepWatching(NODES, () => changes++, stop.signal);
-    await waitFor(() => t.api.openWatches(NODES) === 1);
+  await whileWatching({ api: { bookmarkIntervalMs: 100 }, timing: { watchIdleTimeoutMs: 400 } }, NODES, async (t, changes) => {
     await new Promise((r) => setTimeout(r, 1500));
     const stats = t.backend.watchStats.get(NODES);
     assert.equal(stats?.watches, 1);
     assert.equal(stats?.idleTimeouts, 0);
     assert.ok((stats?.bookmarks ?? 0) >= 5, `bookmarks: ${stats?.bookmarks}`);
-    assert.equal(changes, 0, 'bookmarks wake nothing');
-    stop.abort();
-    await watching;
-  } finally {
-    stop.abort();
-    await t.done();
-  }
+    assert.equal(changes(), 0, 'bookmarks wake nothing');
+  });
 });
 
 test('API backend: dropped watches back off, and a watch healthy long enough starts the backoff over', async () => {
-  const t = await setup({ timing: { initialBackoffMs: 20, maxBackoffMs: 10_000, backoffResetMs: 600 } });
-  const stop = new AbortController();
-  try {
-    const watching = t.backend.keepWatching(NODES, () => undefined, stop.signal);
+  await whileWatching({ timing: { initialBackoffMs: 20, maxBackoffMs: 10_000, backoffResetMs: 600 } }, NODES, async (t) => {
     const stats = (): { failures: number; lastBackoffMs: number } => t.backend.watchStats.get(NODES) ?? { failures: 0, lastBackoffMs: 0 };
     const delays: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -589,29 +535,15 @@ test('API backend: dropped watches back off, and a watch healthy long enough sta
     t.api.dropWatches();
     await waitFor(() => stats().failures === 4, 3000);
     assert.equal(stats().lastBackoffMs, 20);
-    stop.abort();
-    await watching;
-  } finally {
-    stop.abort();
-    await t.done();
-  }
+  });
 });
 
 test('API backend: with the default timing a silent watch stays connected past client-node\'s 30 s', { timeout: 60_000 }, async () => {
   // Real duration: no event and no bookmark for 35 s, and still the first watch.
-  const t = await setup();
-  const stop = new AbortController();
-  try {
-    const watching = t.backend.keepWatching(NODES, () => undefined, stop.signal);
-    await waitFor(() => t.api.openWatches(NODES) === 1);
+  await whileWatching({}, NODES, async (t) => {
     await new Promise((r) => setTimeout(r, 35_000));
     assert.equal(t.api.openWatches(NODES), 1);
     const stats = t.backend.watchStats.get(NODES);
     assert.deepEqual([stats?.lists, stats?.watches, stats?.idleTimeouts, stats?.failures], [1, 1, 0, 0]);
-    stop.abort();
-    await watching;
-  } finally {
-    stop.abort();
-    await t.done();
-  }
+  });
 });
