@@ -3,8 +3,11 @@
 // streaming protocol). One reflector per kind keeps the store current:
 //
 //   list (paged) → replace the kind in the store → watch from the list's resourceVersion
-//   → events → on a dropped connection, watch again from the last version seen (backoff)
-//   → on 410 Gone (history compacted), list again.
+//   → events and bookmarks → on a dropped connection, watch again from the last version seen
+//   (backoff, reset after a healthy period) → on 410 Gone (history compacted), list again.
+//
+// Every watch (this source's and the operator's) goes through watchStream, which replaces
+// client-node's 30 s inactivity limit: a quiet kind only hears a bookmark about once a minute.
 //
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
 // a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
