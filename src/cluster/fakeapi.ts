@@ -100,10 +100,12 @@ export interface FakeApiOptions {
   serviceCIDR?: string;
 }
 
-/** A write answered with an error instead of being done. */
-export interface WriteFailure {
+/** A request answered with an error instead of being done. */
+export interface RequestFailure {
   /** Matches the request path's end, e.g. "/services/dns-default". */
   pathSuffix: string;
+  /** Which requests: GET (not watches), or by default every write. */
+  method?: 'GET' | 'POST' | 'PATCH';
   code: number;
   reason: string;
   message: string;
@@ -323,7 +325,7 @@ export class FakeApiServer {
   failNext = 0;
   /** Send 410 as an HTTP status instead of a watch ERROR event. */
   goneAsHttpStatus = false;
-  readonly writeFailures: WriteFailure[] = [];
+  readonly requestFailures: RequestFailure[] = [];
   private listGate: Promise<void> | undefined;
   private openListGate: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -578,13 +580,13 @@ export class FakeApiServer {
       return this.status(res, 500, 'InternalError', 'an error on the server ("etcdserver: request timed out") has prevented the request from succeeding');
     }
     try {
+      if (!watch) this.checkRequestFailure(method, url.pathname);
       if (method === 'GET') {
         if (route.name !== undefined) return this.getOne(route, res);
         if (watch) return this.watch(route, params, res);
         if (this.listGate) await this.listGate;
         return this.list(route, params, res);
       }
-      this.checkWriteFailure(url.pathname);
       const manager = params['fieldManager'] ?? 'unknown';
       if (method === 'POST' && route.name === undefined) return this.send(res, 201, this.create(route, this.parseBody(body), manager));
       if (method === 'PATCH' && route.name !== undefined) return this.send(res, 200, this.patch(route, req.headers['content-type'] ?? '', body, manager));
@@ -601,8 +603,8 @@ export class FakeApiServer {
     return o as ApiObject;
   }
 
-  private checkWriteFailure(pathname: string): void {
-    const f = this.writeFailures.find((w) => pathname.endsWith(w.pathSuffix) && (w.times ?? 1) > 0);
+  private checkRequestFailure(method: string, pathname: string): void {
+    const f = this.requestFailures.find((w) => pathname.endsWith(w.pathSuffix) && (w.times ?? 1) > 0 && (w.method === undefined ? method !== 'GET' : w.method === method));
     if (!f) return;
     if (f.times !== undefined) f.times--;
     throw new ApiFailure(f.code, f.reason, f.message);

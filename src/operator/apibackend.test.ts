@@ -295,7 +295,7 @@ test('API backend: kube-dns holding 10.96.0.10 — the Service is refused with 4
     assert.deepEqual(outcome.kind === 'applied' ? outcome.failed.map((f) => `${f.object} ${f.code}`) : [], ['Service kdns/dns-default 422']);
     const degraded = condition(t.api, 'Degraded');
     assert.equal(degraded?.['status'], 'True');
-    assert.equal(degraded?.['reason'], 'APIWriteFailed');
+    assert.equal(degraded?.['reason'], 'APIRequestFailed');
     assert.equal(
       degraded?.['message'],
       'Failed to apply Service kdns/dns-default: HTTP 422: Service "dns-default" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: provided IP is already allocated',
@@ -320,7 +320,7 @@ const failureCases: FailureCase[] = [
 
 for (const c of failureCases) {
   test(`API backend: HTTP ${c.code} on ${c.object} is reported in Degraded; the other objects and the status are written`, async () => {
-    await withApi({ prepare: (api) => api.writeFailures.push({ pathSuffix: c.pathSuffix, code: c.code, reason: c.reason, message: c.message }) }, async (t) => {
+    await withApi({ prepare: (api) => api.requestFailures.push({ pathSuffix: c.pathSuffix, code: c.code, reason: c.reason, message: c.message }) }, async (t) => {
       t.api.add(DNSES, dns([]));
       const outcome = await t.reconciler.pass();
       assert.equal(outcome.kind === 'applied' ? outcome.written.length : -1, 3);
@@ -328,13 +328,23 @@ for (const c of failureCases) {
       assert.equal(degraded?.['status'], 'True');
       assert.equal(degraded?.['message'], `Failed to apply ${c.object}: HTTP ${c.code}: ${c.message}`);
       // Once the API server accepts it, the next pass applies it and Degraded clears.
-      t.api.writeFailures.length = 0;
+      t.api.requestFailures.length = 0;
       const again = await t.reconciler.pass();
       assert.deepEqual(again.kind === 'applied' ? again.failed : undefined, []);
-      assert.notEqual(condition(t.api, 'Degraded')?.['reason'], 'APIWriteFailed');
+      assert.notEqual(condition(t.api, 'Degraded')?.['reason'], 'APIRequestFailed');
     });
   });
 }
+
+test('API backend: a refused read of the Nodes is reported in Degraded; the objects are still applied', async () => {
+  const message = 'nodes is forbidden: User "system:serviceaccount:kdns:kdns-operator" cannot list resource "nodes" in API group "" at the cluster scope';
+  await withApi({ prepare: (api) => api.requestFailures.push({ pathSuffix: '/api/v1/nodes', method: 'GET', code: 403, reason: 'Forbidden', message }) }, async (t) => {
+    t.api.add(DNSES, dns([]));
+    const outcome = await t.reconciler.pass();
+    assert.equal(applied(outcome).length, 4);
+    assert.equal(condition(t.api, 'Degraded')?.['message'], `Failed to read Nodes: HTTP 403: ${message}`);
+  });
+});
 
 test('reconcile loop: a refused write is retried with a doubling delay, not at the pace of events', async (tc) => {
   const t = await setup({ render: { serviceCIDR: '10.96.0.0/12' }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) });
@@ -422,14 +432,14 @@ test('API backend: DNS "default" is created when none exists, and left alone whe
 
 test('API backend: creating DNS "default" retries while the CRD is not served, and gives up on 403', async () => {
   const t = await setup({
-    prepare: (api) => api.writeFailures.push({ pathSuffix: '/dnses', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource', times: 2 }),
+    prepare: (api) => api.requestFailures.push({ pathSuffix: '/dnses', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource', times: 2 }),
   });
   const stop = new AbortController();
   try {
     assert.equal(await t.backend.ensureDefaultDNS(stop.signal, 10), 'created');
     assert.equal(t.api.requests.filter((r) => r.method === 'POST').length, 3);
     t.api.remove(DNSES, undefined, 'default');
-    t.api.writeFailures.push({ pathSuffix: '/dnses', code: 403, reason: 'Forbidden', message: 'dnses.operator.openshift.io is forbidden' });
+    t.api.requestFailures.push({ pathSuffix: '/dnses', code: 403, reason: 'Forbidden', message: 'dnses.operator.openshift.io is forbidden' });
     assert.equal(await t.backend.ensureDefaultDNS(stop.signal, 10), 'not-created');
     assert.ok(t.logs.includes('cannot create DNS "default": HTTP 403: dnses.operator.openshift.io is forbidden'), t.logs.join('\n'));
   } finally {

@@ -21,7 +21,7 @@ import type { ConfigMap, DaemonSet, OwnedObject } from './objects.js';
 import type { ApplyResult, Backend, Inputs } from './reconcile.js';
 import { sleep } from './reconcile.js';
 import type { CurrentObjects } from './render.js';
-import type { WriteFailure } from './status.js';
+import type { ApiFailure } from './status.js';
 
 export const FIELD_MANAGER = 'kdns-operator';
 /** On every applied object: the hash of what was applied, so a change of the desired object is seen. */
@@ -125,29 +125,48 @@ export class ApiBackend implements Backend {
   private async get<T>(path: string): Promise<T | undefined> {
     const r = await this.request('GET', path);
     if (r.status === 404) return undefined;
-    if (r.status !== 200) throw new ApiError(r.status, `GET ${path}: HTTP ${r.status}: ${statusMessage(r.body)}`);
+    if (r.status !== 200) throw new ApiError(r.status, statusMessage(r.body));
     return JSON.parse(r.body) as T;
   }
 
+  /**
+   * The DNS resource (a failure ends the pass: there is no status to write it to), then the
+   * Nodes and the owned objects, each of whose read failures is recorded and passed on: without
+   * Nodes the placement is not checked, and an object that could not be read is applied as if
+   * new (server-side apply needs no current copy).
+   */
   async read(): Promise<Inputs> {
     const ns = this.o.namespace;
-    const dns = await this.get<DNSResource>(`${DNS_PATH}/${DNS_DEFAULT_NAME}`);
-    const nodeList = await this.get<{ items: Node[] }>('/api/v1/nodes');
-    const typed = <T extends { kind: string; apiVersion: string }>(o: T | undefined, kind: string, apiVersion: string): T | undefined => (o ? { ...o, kind, apiVersion } : undefined);
+    const failures: ApiFailure[] = [];
+    const tryGet = async <T extends object>(path: string, object: string, typing: Record<string, string>): Promise<T | undefined> => {
+      try {
+        const o = await this.get<T>(path);
+        return o ? { ...o, ...typing } : undefined;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        failures.push({ verb: 'read', object, code: e.status, message: e.message });
+        return undefined;
+      }
+    };
+    const dns = await this.get<DNSResource>(`${DNS_PATH}/${DNS_DEFAULT_NAME}`).catch((e: unknown) => {
+      throw e instanceof ApiError ? new ApiError(e.status, `read DNS ${DNS_DEFAULT_NAME}: HTTP ${e.status}: ${e.message}`) : e;
+    });
+    const nodeList = await tryGet<{ items: Node[] }>('/api/v1/nodes', 'Nodes', {});
     const current: CurrentObjects = {};
-    const cm = typed(await this.get<ConfigMap>(`/api/v1/namespaces/${ns}/configmaps/${DNS_NAME}`), 'ConfigMap', 'v1');
-    const svc = typed(await this.get<Service>(`/api/v1/namespaces/${ns}/services/${DNS_NAME}`), 'Service', 'v1');
-    const ds = typed(await this.get<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${DNS_NAME}`), 'DaemonSet', 'apps/v1');
-    const nr = typed(await this.get<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${NODE_RESOLVER_NAME}`), 'DaemonSet', 'apps/v1');
+    const cm = await tryGet<ConfigMap>(`/api/v1/namespaces/${ns}/configmaps/${DNS_NAME}`, `ConfigMap ${ns}/${DNS_NAME}`, { kind: 'ConfigMap', apiVersion: 'v1' });
+    const svc = await tryGet<Service>(`/api/v1/namespaces/${ns}/services/${DNS_NAME}`, `Service ${ns}/${DNS_NAME}`, { kind: 'Service', apiVersion: 'v1' });
+    const ds = await tryGet<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${DNS_NAME}`, `DaemonSet ${ns}/${DNS_NAME}`, { kind: 'DaemonSet', apiVersion: 'apps/v1' });
+    const nr = await tryGet<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${NODE_RESOLVER_NAME}`, `DaemonSet ${ns}/${NODE_RESOLVER_NAME}`, { kind: 'DaemonSet', apiVersion: 'apps/v1' });
     if (cm) current.configMap = cm;
     if (svc) current.service = svc;
     if (ds) current.dnsDaemonSet = ds;
     if (nr) current.nodeResolverDaemonSet = nr;
     return {
       ...(dns ? { dns } : {}),
-      nodes: (nodeList?.items ?? []).map((n) => ({ ...n, kind: 'Node' as const, apiVersion: 'v1' })),
+      ...(nodeList ? { nodes: nodeList.items.map((n) => ({ ...n, kind: 'Node' as const, apiVersion: 'v1' })) } : {}),
       current,
       problems: [],
+      failures,
     };
   }
 
@@ -159,7 +178,7 @@ export class ApiBackend implements Backend {
       [`DaemonSet/${NODE_RESOLVER_NAME}`]: current.nodeResolverDaemonSet,
     };
     const written: string[] = [];
-    const failed: WriteFailure[] = [];
+    const failed: ApiFailure[] = [];
     const ns = this.o.namespace;
     if (current.dnsDaemonSet) {
       const f = await this.removeLegacyContainer(current.dnsDaemonSet);
@@ -176,7 +195,7 @@ export class ApiBackend implements Backend {
       const path = `${pathOf(o, ns)}?fieldManager=${FIELD_MANAGER}&force=true`;
       const r = await this.request('PATCH', path, body, 'application/apply-patch+yaml');
       if (r.status === 200 || r.status === 201) written.push(id);
-      else failed.push({ object: `${o.kind} ${ns}/${o.metadata.name}`, code: r.status, message: statusMessage(r.body) });
+      else failed.push({ verb: 'apply', object: `${o.kind} ${ns}/${o.metadata.name}`, code: r.status, message: statusMessage(r.body) });
     }
     return { written, failed };
   }
@@ -185,7 +204,7 @@ export class ApiBackend implements Backend {
    * Server-side apply leaves fields another manager owns, so the container older OpenShift
    * releases put into dns-default survives an apply; it is removed by name with a JSON patch.
    */
-  private async removeLegacyContainer(ds: DaemonSet): Promise<WriteFailure | undefined> {
+  private async removeLegacyContainer(ds: DaemonSet): Promise<ApiFailure | undefined> {
     const i = ds.spec.template.spec.containers.findIndex((c) => c.name === LEGACY_NODE_RESOLVER_CONTAINER);
     if (i < 0) return undefined;
     const path = `/spec/template/spec/containers/${i}`;
@@ -194,7 +213,7 @@ export class ApiBackend implements Backend {
       { op: 'remove', path },
     ];
     const r = await this.request('PATCH', `${pathOf(ds, this.o.namespace)}?fieldManager=${FIELD_MANAGER}`, patch, 'application/json-patch+json');
-    if (r.status !== 200) return { object: `DaemonSet ${this.o.namespace}/${ds.metadata.name} (removing container ${LEGACY_NODE_RESOLVER_CONTAINER})`, code: r.status, message: statusMessage(r.body) };
+    if (r.status !== 200) return { verb: 'apply', object: `DaemonSet ${this.o.namespace}/${ds.metadata.name} (removing container ${LEGACY_NODE_RESOLVER_CONTAINER})`, code: r.status, message: statusMessage(r.body) };
     this.o.log(`removed container ${LEGACY_NODE_RESOLVER_CONTAINER} from DaemonSet ${ds.metadata.name}`);
     return undefined;
   }

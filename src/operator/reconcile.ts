@@ -10,8 +10,8 @@ import { describeLeftOut } from './config.js';
 import type { OwnedObject } from './objects.js';
 import { render } from './render.js';
 import type { CurrentObjects, RenderOptions } from './render.js';
-import { withWriteFailures } from './status.js';
-import type { WriteFailure } from './status.js';
+import { withApiFailures } from './status.js';
+import type { ApiFailure } from './status.js';
 
 export interface Inputs {
   /** The DNS resource named "default", when there is one (as read: not yet validated). */
@@ -20,6 +20,8 @@ export interface Inputs {
   current: CurrentObjects;
   /** Problems reading the inputs (a file that does not parse), reported but not fatal. */
   problems: string[];
+  /** Reads the API server refused; the pass goes on without those inputs and reports them. */
+  failures?: ApiFailure[];
 }
 
 export interface Backend {
@@ -38,14 +40,14 @@ export interface Backend {
 export interface ApplyResult {
   /** "Kind/name" of each object written. */
   written: string[];
-  failed: WriteFailure[];
+  failed: ApiFailure[];
 }
 
 export type PassOutcome =
   | { kind: 'no-dns' }
   | { kind: 'rejected'; errors: string[] }
   | { kind: 'unmanaged' }
-  | { kind: 'applied'; written: string[]; failed: WriteFailure[]; statusChanged: boolean };
+  | { kind: 'applied'; written: string[]; failed: ApiFailure[]; statusChanged: boolean };
 
 export interface ReconcilerOptions {
   render: RenderOptions;
@@ -90,12 +92,14 @@ export class Reconciler {
       await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
       return { kind: 'unmanaged' };
     }
-    const { written, failed } = await this.backend.apply(result.objects, inputs.current);
+    const applied = await this.backend.apply(result.objects, inputs.current);
+    const written = applied.written;
+    const failed = [...(inputs.failures ?? []), ...applied.failed];
     for (const w of written) this.o.log(`applied ${w}`);
-    for (const f of failed) this.o.log(`apply ${f.object} failed: HTTP ${f.code}: ${f.message}`);
+    for (const f of failed) this.o.log(`${f.verb} ${f.object} failed: HTTP ${f.code}: ${f.message}`);
     for (const note of written.length > 0 ? result.notes : []) this.o.log(note);
     const dns = inputs.dns as DNSResource;
-    const status = withWriteFailures(result.status, failed, dns.status?.conditions, now);
+    const status = withApiFailures(result.status, failed, dns.status?.conditions, now);
     const statusChanged = await this.backend.writeStatus(dns, status);
     // The Service was just created without an address: the next pass reads the one the API
     // server allocated, for the status and the node-resolver DaemonSet.
