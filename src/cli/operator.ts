@@ -26,7 +26,7 @@ interface CommonFlags {
   namespace: string;
   image: string;
   clusterDomain: string;
-  serviceCidr: string;
+  serviceCidr?: string;
   nodeResolverServices: string;
 }
 
@@ -43,29 +43,40 @@ function port(text: string, flag: string): number {
   return n;
 }
 
-export function renderOptionsFrom(flags: CommonFlags): RenderOptions {
+/**
+ * Render options from the flags. Without --service-cidr, an API server allocates the Service's
+ * address (`allocate`), while a directory and `render`, having no allocator, use the 10th of
+ * 10.96.0.0/12.
+ */
+export function renderOptionsFrom(flags: CommonFlags, allocate = false): RenderOptions {
   const ports = { dns: port(flags.dnsPort, '--dns-port'), health: port(flags.healthPort, '--health-port'), ready: port(flags.readyPort, '--ready-port'), metrics: port(flags.metricsPort, '--metrics-port') };
-  try {
-    tenthAddress(flags.serviceCidr);
-  } catch (e) {
-    throw new CliError(`--service-cidr: ${(e as Error).message}`, EXIT_USAGE);
+  if (flags.serviceCidr !== undefined) {
+    try {
+      tenthAddress(flags.serviceCidr);
+    } catch (e) {
+      throw new CliError(`--service-cidr: ${(e as Error).message}`, EXIT_USAGE);
+    }
   }
   return {
     ports,
     namespace: flags.namespace,
     image: flags.image,
     clusterDomain: flags.clusterDomain.replace(/\.$/, ''),
-    serviceCIDR: flags.serviceCidr,
+    ...(flags.serviceCidr !== undefined ? { serviceCIDR: flags.serviceCidr } : allocate ? { allocateServiceIP: true } : { serviceCIDR: DEFAULT_SERVICE_CIDR }),
     nodeResolverServices: flags.nodeResolverServices.split(',').map((s) => s.trim()).filter(Boolean),
   };
 }
+
+const SERVICE_CIDR_HELP =
+  'service network: the DNS Service gets its 10th address, as on OpenShift (default: against an API server, ' +
+  `the address the Service already has, else one the API server allocates; with --cluster and for render, ${DEFAULT_SERVICE_CIDR})`;
 
 export function addCommonOptions(cmd: Command): Command {
   return cmd
     .option('--namespace <ns>', 'namespace of the DNS objects', DEFAULT_NAMESPACE)
     .option('--image <image>', 'image that runs kdns serve and kdns node-resolver', DEFAULT_IMAGE)
     .option('--cluster-domain <domain>', 'the cluster domain', DEFAULT_CLUSTER_DOMAIN)
-    .option('--service-cidr <cidr>', 'service network; the DNS Service gets its 10th address', DEFAULT_SERVICE_CIDR)
+    .option('--service-cidr <cidr>', SERVICE_CIDR_HELP)
     .option('--node-resolver-services <names>', 'comma-separated services node-resolver writes into /etc/hosts', DEFAULT_NODE_RESOLVER_SERVICES.join(','))
     .option('--dns-port <port>', 'port the DNS pods serve on (the Service maps 53 to it)', String(DEFAULT_PORTS.dns))
     .option('--health-port <port>', 'health (liveness) port', String(DEFAULT_PORTS.health))
@@ -118,6 +129,7 @@ interface RunFlags extends CommonFlags {
   resync: string;
   reloadInterval?: string;
   once?: boolean;
+  createDefault: boolean;
 }
 
 function durationMs(text: string, flag: string): number {
@@ -130,7 +142,14 @@ const log = (line: string): void => {
   console.error(`${new Date().toISOString()} operator: ${line}`);
 };
 
-async function backendFor(flags: RunFlags): Promise<{ backend: Backend; changes: (signal: AbortSignal) => AsyncIterable<void> }> {
+interface Chosen {
+  backend: Backend;
+  changes: (signal: AbortSignal) => AsyncIterable<void>;
+  /** Against an API server: creates DNS "default" when there is none. */
+  ensureDefault?: (signal: AbortSignal) => Promise<unknown>;
+}
+
+async function backendFor(flags: RunFlags): Promise<Chosen> {
   const chosen = [flags.cluster !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
   if (chosen !== 1) throw new CliError('give exactly one of --cluster DIR, --kubeconfig PATH or --in-cluster', EXIT_USAGE);
   if (flags.cluster !== undefined) {
@@ -144,25 +163,26 @@ async function backendFor(flags: RunFlags): Promise<{ backend: Backend; changes:
     namespace: flags.namespace,
     log,
   });
-  return { backend: api, changes: (signal) => watchApi(api, signal) };
+  return { backend: api, changes: (signal) => watchApi(api, signal), ensureDefault: (signal) => api.ensureDefaultDNS(signal) };
 }
 
 async function runAction(flags: RunFlags): Promise<number> {
-  const render = renderOptionsFrom(flags);
+  const render = renderOptionsFrom(flags, flags.cluster === undefined);
   const resyncMs = durationMs(flags.resync, '--resync');
   if (flags.reloadInterval !== undefined) {
     if (durationMs(flags.reloadInterval, '--reload-interval') < 2000) throw new CliError('--reload-interval: at least 2s (reload\'s minimum)', EXIT_USAGE);
     render.reloadInterval = flags.reloadInterval;
   }
-  const { backend, changes } = await backendFor(flags);
+  const { backend, changes, ensureDefault } = await backendFor(flags);
   const reconciler = new Reconciler(backend, { render, log });
+  const stop = new AbortController();
+  process.once('SIGTERM', () => stop.abort());
+  process.once('SIGINT', () => stop.abort());
+  if (ensureDefault && flags.createDefault) await ensureDefault(stop.signal);
   if (flags.once) {
     const outcome = await reconciler.pass();
     return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
   }
-  const stop = new AbortController();
-  process.once('SIGTERM', () => stop.abort());
-  process.once('SIGINT', () => stop.abort());
   log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
   await runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
   return EXIT_OK;
@@ -191,7 +211,8 @@ export function register(program: Command): void {
       .option('--in-cluster', 'the Kubernetes API server of the cluster this pod runs in')
       .option('--resync <duration>', 'a full pass at least this often', '30s')
       .option('--reload-interval <duration>', "how often the DNS pods' reload checks the Corefile (default: reload's 30s)")
-      .option('--once', 'one pass, then exit (0 applied, 1 rejected or nothing to do)'),
+      .option('--once', 'one pass, then exit (0 applied, 1 rejected or nothing to do)')
+      .option('--no-create-default', 'against an API server: do not create the DNS resource "default" (empty spec) when there is none'),
   ).action((flags: RunFlags) => guarded('run', () => runAction(flags)));
 
   operator

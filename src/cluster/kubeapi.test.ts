@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { waitFor } from '../testutil/net.js';
-import { FakeApiServer } from './fakeapi.js';
-import { createKubeApiSource, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
+import { FakeApiServer, type FakeApiOptions } from './fakeapi.js';
+import { Backoff, createKubeApiSource, DEFAULT_TIMING, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
 import { ClusterStore } from './store.js';
 import { silentLog } from './source.js';
 
@@ -18,7 +18,7 @@ const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 's
 
 const SERVICES = '/api/v1/services';
 const SLICES = '/apis/discovery.k8s.io/v1/endpointslices';
-const TIMING: ReflectorTiming = { initialBackoffMs: 20, maxBackoffMs: 200, pageSize: 2, watchTimeoutSeconds: [60, 60] };
+const TIMING: ReflectorTiming = { initialBackoffMs: 20, maxBackoffMs: 200, pageSize: 2, watchTimeoutSeconds: [60, 60], watchIdleTimeoutMs: 60_000, backoffResetMs: 120_000 };
 
 interface Harness {
   api: FakeApiServer;
@@ -27,8 +27,8 @@ interface Harness {
   done(): Promise<void>;
 }
 
-async function harness(prepare?: (api: FakeApiServer) => void, resyncMs = 0): Promise<Harness> {
-  const api = new FakeApiServer();
+async function harness(prepare?: (api: FakeApiServer) => void, resyncMs = 0, timing: ReflectorTiming = TIMING, apiOptions: FakeApiOptions = {}): Promise<Harness> {
+  const api = new FakeApiServer(undefined, apiOptions);
   api.seed('/api/v1/namespaces', fixture('namespaces.json'));
   api.seed(SERVICES, fixture('services.json'));
   api.seed(SLICES, fixture('endpointslices.json'));
@@ -36,7 +36,7 @@ async function harness(prepare?: (api: FakeApiServer) => void, resyncMs = 0): Pr
   prepare?.(api);
   const url = await api.listen();
   const store = new ClusterStore();
-  const source = await createKubeApiSource({ endpoint: url, resyncMs }, { pods: true, endpoints: true }, store, silentLog, TIMING);
+  const source = await createKubeApiSource({ endpoint: url, resyncMs }, { pods: true, endpoints: true }, store, silentLog, timing);
   return {
     api,
     store,
@@ -198,4 +198,84 @@ test('API source: resync relists on a timer', async () => {
   } finally {
     await h.done();
   }
+});
+
+const reflectorOf = (h: Harness, path: string): KubeApiSource['reflectors'][number] => {
+  const r = h.source.reflectors.find((x) => (x as unknown as { resource: { path: string } }).resource.path === path);
+  assert.ok(r, `a reflector for ${path}`);
+  return r;
+};
+
+test('API source: a quiet kind with bookmarks at their cadence keeps one watch open past the idle limit', async () => {
+  // Scaled down: bookmarks every 100 ms, the client's idle limit 400 ms, 1.5 s of quiet.
+  const h = await harness(undefined, 0, { ...TIMING, watchIdleTimeoutMs: 400 }, { bookmarkIntervalMs: 100 });
+  try {
+    await h.source.start();
+    await waitFor(() => h.api.openWatches(SERVICES) === 1);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(requests(h.api, SERVICES, true).length, 1, 'still the first watch');
+    assert.equal(reflectorOf(h, SERVICES).stats.idleTimeouts, 0);
+    assert.equal(requests(h.api, SERVICES, false).length, 3, 'no relist');
+  } finally {
+    await h.done();
+  }
+});
+
+test('API source: a watch silent past the idle limit (no bookmarks) resumes from its version, without a relist', async () => {
+  const h = await harness(undefined, 0, { ...TIMING, watchIdleTimeoutMs: 300 });
+  try {
+    await h.source.start();
+    const listed = h.api.resourceVersion;
+    await waitFor(() => requests(h.api, SERVICES, true).length >= 3, 5000);
+    assert.deepEqual(requests(h.api, SERVICES, true).map((p) => p['resourceVersion']).slice(0, 3), [listed, listed, listed]);
+    assert.ok(reflectorOf(h, SERVICES).stats.idleTimeouts >= 2);
+    assert.equal(reflectorOf(h, SERVICES).stats.failures, 0);
+    assert.equal(requests(h.api, SERVICES, false).length, 3, 'no relist');
+  } finally {
+    await h.done();
+  }
+});
+
+test('API source: with the default timing a silent watch stays connected past client-node\'s 30 s', { timeout: 60_000 }, async () => {
+  // Real duration, the one check that the library's own 30 s limit is really replaced.
+  const h = await harness(undefined, 0, { ...DEFAULT_TIMING, pageSize: 2 });
+  try {
+    await h.source.start();
+    await waitFor(() => h.api.openWatches(SERVICES) === 1);
+    await new Promise((r) => setTimeout(r, 35_000));
+    assert.equal(h.api.openWatches(SERVICES), 1);
+    assert.equal(requests(h.api, SERVICES, true).length, 1, 'no reconnect');
+    assert.equal(reflectorOf(h, SERVICES).stats.idleTimeouts, 0);
+  } finally {
+    await h.done();
+  }
+});
+
+test('API source: dropped watches back off, and a watch that stayed up long enough starts the backoff over', async () => {
+  const h = await harness(undefined, 0, { ...TIMING, initialBackoffMs: 20, maxBackoffMs: 10_000, backoffResetMs: 600 });
+  try {
+    await h.source.start();
+    const r = reflectorOf(h, SERVICES);
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await waitFor(() => h.api.openWatches(SERVICES) === 1, 3000);
+      const failures = r.stats.failures;
+      h.api.dropWatches();
+      await waitFor(() => r.stats.failures > failures, 3000);
+      delays.push(r.stats.lastBackoffMs);
+    }
+    assert.deepEqual(delays, [20, 40, 80]);
+    await waitFor(() => h.api.openWatches(SERVICES) === 1, 3000);
+    await new Promise((res) => setTimeout(res, 700)); // healthy for longer than backoffResetMs
+    h.api.dropWatches();
+    await waitFor(() => r.stats.failures === 4, 3000);
+    assert.equal(r.stats.lastBackoffMs, 20);
+  } finally {
+    await h.done();
+  }
+});
+
+test('Backoff: doubles to its cap, starts over after a healthy period', () => {
+  const b = new Backoff(100, 500, 1000);
+  assert.deepEqual([b.delay(0), b.delay(10), b.delay(999), b.delay(0), b.delay(0), b.delay(1000), b.delay(0)], [100, 200, 400, 500, 500, 100, 200]);
 });

@@ -3,8 +3,11 @@
 // streaming protocol). One reflector per kind keeps the store current:
 //
 //   list (paged) → replace the kind in the store → watch from the list's resourceVersion
-//   → events → on a dropped connection, watch again from the last version seen (backoff)
-//   → on 410 Gone (history compacted), list again.
+//   → events and bookmarks → on a dropped connection, watch again from the last version seen
+//   (backoff, reset after a healthy period) → on 410 Gone (history compacted), list again.
+//
+// Every watch (this source's and the operator's) goes through watchStream, which replaces
+// client-node's 30 s inactivity limit: a quiet kind only hears a bookmark about once a minute.
 //
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
 // a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
@@ -37,6 +40,14 @@ export interface ReflectorTiming {
   pageSize: number;
   /** Server-side watch timeout range: each watch asks for a random value in it, so reconnects spread out. */
   watchTimeoutSeconds: [min: number, max: number];
+  /**
+   * A watch that sends nothing (no event, no bookmark) for this long is taken as dead and
+   * resumed. client-node's own limit is 30 s, shorter than the minute between an API server's
+   * bookmarks, so a quiet kind would reconnect every 30 s; this replaces it.
+   */
+  watchIdleTimeoutMs: number;
+  /** A watch that stayed up this long resets the backoff (client-go: 2 minutes). */
+  backoffResetMs: number;
 }
 
 export const DEFAULT_TIMING: ReflectorTiming = {
@@ -44,7 +55,37 @@ export const DEFAULT_TIMING: ReflectorTiming = {
   maxBackoffMs: 30_000,
   pageSize: 500,
   watchTimeoutSeconds: [300, 600],
+  watchIdleTimeoutMs: 150_000,
+  backoffResetMs: 120_000,
 };
+
+/**
+ * Retry delays that double from `initialMs` to `maxMs`, and start over once the thing retried
+ * has been healthy for `resetAfterMs` (so a watch dropped once an hour does not wait 30 s).
+ */
+export class Backoff {
+  private nextMs: number;
+
+  constructor(
+    private readonly initialMs: number,
+    private readonly maxMs: number,
+    private readonly resetAfterMs: number,
+  ) {
+    this.nextMs = initialMs;
+  }
+
+  /** The delay before the next try, given how long the last try stayed healthy. */
+  delay(healthyForMs: number): number {
+    if (healthyForMs >= this.resetAfterMs) this.nextMs = this.initialMs;
+    const d = this.nextMs;
+    this.nextMs = Math.min(this.nextMs * 2, this.maxMs);
+    return d;
+  }
+
+  reset(): void {
+    this.nextMs = this.initialMs;
+  }
+}
 
 interface Resource {
   kind: StoredKind;
@@ -102,7 +143,7 @@ export async function loadKubeConfig(spec: KubeApiSpec): Promise<KubeConfig> {
   return kc;
 }
 
-class GoneError extends Error {
+export class GoneError extends Error {
   constructor(what: string) {
     super(`${what}: 410 Gone (resource version too old)`);
   }
@@ -140,14 +181,16 @@ export class Reflector {
   private resourceVersion = '';
   private stopped = false;
   private abort?: AbortController;
-  private backoffMs: number;
+  private readonly backoff: Backoff;
+  /** How long the last watch stayed open (a long one resets the backoff). */
+  private healthyForMs = 0;
   private syncedOnce = false;
   private syncWaiters: Array<() => void> = [];
   private relistTimer?: NodeJS.Timeout;
   private wake?: () => void;
   private running?: Promise<void>;
   /** Counters for tests and logs. */
-  readonly stats = { lists: 0, watches: 0, events: 0, gone: 0, failures: 0 };
+  readonly stats = { lists: 0, watches: 0, events: 0, gone: 0, failures: 0, lastBackoffMs: 0, idleTimeouts: 0 };
 
   constructor(
     private readonly client: ClientModule,
@@ -158,7 +201,7 @@ export class Reflector {
     private readonly timing: ReflectorTiming,
     private readonly resyncMs: number,
   ) {
-    this.backoffMs = timing.initialBackoffMs;
+    this.backoff = new Backoff(timing.initialBackoffMs, timing.maxBackoffMs, timing.backoffResetMs);
   }
 
   get synced(): boolean {
@@ -189,9 +232,10 @@ export class Reflector {
     }
     while (!this.stopped) {
       try {
+        this.healthyForMs = 0;
         if (this.resourceVersion === '') await this.list();
         await this.watch();
-        this.backoffMs = this.timing.initialBackoffMs;
+        this.backoff.reset();
       } catch (e) {
         if (this.stopped) break;
         if (e instanceof GoneError) {
@@ -201,9 +245,10 @@ export class Reflector {
           continue;
         }
         this.stats.failures++;
-        this.log.warn(`${this.resource.path}: ${(e as Error).message}; retrying in ${this.backoffMs} ms`);
-        await this.sleep(this.backoffMs);
-        this.backoffMs = Math.min(this.backoffMs * 2, this.timing.maxBackoffMs);
+        const delay = this.backoff.delay(this.healthyForMs);
+        this.stats.lastBackoffMs = delay;
+        this.log.warn(`${this.resource.path}: ${(e as Error).message}; retrying in ${delay} ms`);
+        await this.sleep(delay);
       }
     }
   }
@@ -289,49 +334,24 @@ export class Reflector {
       timeoutSeconds: Math.floor(lo + Math.random() * (hi - lo + 1)),
     };
     if (this.resource.fieldSelector) params['fieldSelector'] = this.resource.fieldSelector;
-    const w = new this.client.Watch(this.kc);
     this.stats.watches++;
-    await new Promise<void>((resolve, reject) => {
-      let gone = false;
-      let failed: Error | undefined;
-      const onEvent = (type: string, obj: unknown): void => {
-        try {
-          if (this.handleEvent(type, obj)) gone = true;
-        } catch (e) {
-          failed = e as Error;
-        }
-        if ((gone || failed) && this.abort) this.abort.abort();
-      };
-      const done = (err: unknown): void => {
-        if (gone) return reject(new GoneError(`watch ${this.resource.path}`));
-        if (failed) return reject(failed);
-        if (this.stopped) return resolve();
-        const status = (err as { statusCode?: number } | null)?.statusCode;
-        // client-node ends a watch that was silent for 30 s this way: just watch again.
-        if ((err as { name?: string } | null)?.name === 'TimeoutError') return resolve();
-        if (status === 410) return reject(new GoneError(`watch ${this.resource.path}`));
-        if (err) return reject(new Error(`watch ${this.resource.path}: ${(err as Error).message ?? String(err)}`));
-        resolve();
-      };
-      w.watch(this.resource.path, params, onEvent, done).then(
-        (controller) => {
-          this.abort = controller;
-          if (this.stopped) controller.abort();
-        },
-        (e: unknown) => reject(e as Error),
-      );
+    const started = Date.now();
+    await watchStream(this.client, this.kc, this.resource.path, params, this.timing.watchIdleTimeoutMs, (type, obj) => this.handleEvent(type, obj), {
+      onController: (c) => {
+        this.abort = c;
+        if (this.stopped) c.abort();
+      },
+      stopped: () => this.stopped,
+      onIdle: () => this.stats.idleTimeouts++,
+    }).finally(() => {
+      this.healthyForMs = Date.now() - started;
     });
   }
 
-  /** Applies one watch event; true when the server said our version is gone. */
-  private handleEvent(type: string, obj: unknown): boolean {
-    if (typeof obj !== 'object' || obj === null) return false;
+  /** Applies one watch event (ERROR events are handled by watchStream). */
+  private handleEvent(type: string, obj: unknown): void {
+    if (typeof obj !== 'object' || obj === null) return;
     const o = obj as Record<string, unknown>;
-    if (type === 'ERROR') {
-      const code = (o as { code?: unknown }).code;
-      if (code === 410) return true;
-      throw new Error(`watch ${this.resource.path}: server error ${String(code)}: ${String((o as { message?: unknown }).message ?? '')}`);
-    }
     const meta = o['metadata'] as { resourceVersion?: unknown; name?: unknown; namespace?: unknown } | undefined;
     const rv = typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : undefined;
     this.stats.events++;
@@ -346,11 +366,92 @@ export class Reflector {
       case 'BOOKMARK':
         break;
       default:
-        return false;
+        return;
     }
     if (rv !== undefined) this.resourceVersion = rv;
-    return false;
   }
+}
+
+export interface WatchHooks {
+  /** Receives the request's AbortController as soon as the request is sent (to stop it). */
+  onController: (c: AbortController) => void;
+  /** True when the caller stopped on purpose: the end is then not an error. */
+  stopped: () => boolean;
+  /** Called when the watch ended for want of any byte within the idle limit. */
+  onIdle?: () => void;
+}
+
+/** client-node's Watch keeps its inactivity limit in a field its types mark private. */
+interface IdleLimited {
+  requestTimeoutMs: number;
+}
+
+/**
+ * Replaces client-node's 30 s inactivity limit on `w`. Fails loudly if a client-node release
+ * renames the field, rather than silently reconnecting every 30 s again.
+ */
+function setIdleTimeout(w: object, ms: number): void {
+  const limited = w as IdleLimited;
+  if (typeof limited.requestTimeoutMs !== 'number') throw new Error('@kubernetes/client-node Watch has no requestTimeoutMs: the watch idle timeout cannot be set');
+  limited.requestTimeoutMs = ms;
+}
+
+/**
+ * One watch request through client-node: `onEvent` gets ADDED, MODIFIED, DELETED and BOOKMARK.
+ * Resolves when the server ends the watch (its timeoutSeconds) or the caller stops; rejects
+ * with GoneError on 410 (as HTTP status or as an in-stream ERROR), and with an Error on other
+ * failures or a dropped connection. `idleTimeoutMs` without a byte ends it too (resolved).
+ */
+export async function watchStream(
+  client: ClientModule,
+  kc: KubeConfig,
+  path: string,
+  params: Record<string, string | boolean | number>,
+  idleTimeoutMs: number,
+  onEvent: (type: string, obj: unknown) => void,
+  hooks: WatchHooks,
+): Promise<void> {
+  const w = new client.Watch(kc);
+  setIdleTimeout(w, idleTimeoutMs);
+  let controller: AbortController | undefined;
+  await new Promise<void>((resolve, reject) => {
+    let gone = false;
+    let failed: Error | undefined;
+    const event = (type: string, obj: unknown): void => {
+      if (gone || failed) return;
+      try {
+        if (type === 'ERROR') {
+          const status = (obj ?? {}) as { code?: unknown; message?: unknown };
+          if (status.code === 410) gone = true;
+          else failed = new Error(`watch ${path}: server error ${String(status.code)}: ${String(status.message ?? '')}`);
+        } else onEvent(type, obj);
+      } catch (e) {
+        failed = e as Error;
+      }
+      if (gone || failed) controller?.abort();
+    };
+    const done = (err: unknown): void => {
+      if (gone) return reject(new GoneError(`watch ${path}`));
+      if (failed) return reject(failed);
+      if (hooks.stopped()) return resolve();
+      const e = err as { statusCode?: number; name?: string; message?: string } | null;
+      if (e?.statusCode === 410) return reject(new GoneError(`watch ${path}`));
+      // Silent past the idle limit: the caller resumes from its last version, which is cheap.
+      if (e?.name === 'TimeoutError') {
+        hooks.onIdle?.();
+        return resolve();
+      }
+      if (e) return reject(new Error(`watch ${path}: ${e.message ?? String(err)}`));
+      resolve();
+    };
+    w.watch(path, params, event, done).then(
+      (c) => {
+        controller = c;
+        hooks.onController(c);
+      },
+      (e: unknown) => reject(e as Error),
+    );
+  });
 }
 
 export class KubeApiSource implements ClusterSource {

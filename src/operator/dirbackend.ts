@@ -13,7 +13,7 @@ import { isManifestFile, parseManifests } from '../cluster/manifests.js';
 import type { Node } from '../cluster/types.js';
 import { InputError, parseDocuments, readCurrentDir } from './io.js';
 import type { OwnedObject } from './objects.js';
-import type { Backend, Inputs } from './reconcile.js';
+import type { ApplyResult, Backend, Inputs } from './reconcile.js';
 import type { CurrentObjects } from './render.js';
 import { isRecord } from './schema.js';
 
@@ -122,14 +122,15 @@ export class DirectoryBackend implements Backend {
     }
   }
 
-  async apply(objects: readonly OwnedObject[]): Promise<string[]> {
+  /** Writes each object whose file differs (a hand edit of a generated file is put back). */
+  async apply(objects: readonly OwnedObject[]): Promise<ApplyResult> {
     await mkdir(this.generated, { recursive: true });
     const written: string[] = [];
     for (const o of objects) {
       if (await this.writeIfChanged(objectFile(o), toYaml(o))) written.push(`${o.kind}/${o.metadata.name}`);
       if (o.kind === 'ConfigMap' && o.data['Corefile'] !== undefined) await this.writeIfChanged(COREFILE_FILE, o.data['Corefile']);
     }
-    return written;
+    return { written, failed: [] };
   }
 
   async writeStatus(dns: DNSResource, status: DNSStatus): Promise<boolean> {

@@ -233,7 +233,8 @@ export function nodeResolverDaemonSet(clusterIP: string, o: ObjectOptions): Daem
   };
 }
 
-export function dnsService(clusterIP: string, o: ObjectOptions): Service {
+/** The DNS Service; without `clusterIP` the API server allocates one. */
+export function dnsService(clusterIP: string | undefined, o: ObjectOptions): Service {
   const ports = o.ports ?? DEFAULT_PORTS;
   return {
     apiVersion: 'v1',
@@ -241,7 +242,7 @@ export function dnsService(clusterIP: string, o: ObjectOptions): Service {
     metadata: meta(DNS_NAME, o),
     spec: {
       type: 'ClusterIP',
-      clusterIP,
+      ...(clusterIP === undefined ? {} : { clusterIP }),
       selector: { [DNS_POD_LABEL]: o.owner },
       ports: [
         { name: 'dns', port: 53, targetPort: ports.dns, protocol: 'UDP' },

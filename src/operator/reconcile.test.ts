@@ -27,7 +27,7 @@ const mtimes = (dir: string): Record<string, number> => Object.fromEntries(readd
 test('reconcile: first pass writes the objects, the Corefile and the status', async () => {
   const s = setup({ 'dns.yaml': example('dns-forwarding.yaml') });
   const outcome = await s.reconciler.pass();
-  assert.deepEqual(outcome, { kind: 'applied', written: ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default'], statusChanged: true });
+  assert.deepEqual(outcome, { kind: 'applied', written: ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default'], failed: [], statusChanged: true });
   assert.deepEqual(readdirSync(join(s.dir, 'generated')).sort(), [
     'Corefile',
     'configmap-dns-default.yaml',
@@ -48,7 +48,7 @@ test('reconcile: idempotent — a settled second pass writes nothing', async () 
   const before = mtimes(s.dir);
   s.clock.now = new Date('2024-05-01T13:00:00Z');
   const outcome = await s.reconciler.pass();
-  assert.deepEqual(outcome, { kind: 'applied', written: [], statusChanged: false });
+  assert.deepEqual(outcome, { kind: 'applied', written: [], failed: [], statusChanged: false });
   assert.deepEqual(mtimes(s.dir), before);
 });
 
@@ -96,4 +96,17 @@ test('reconcile: Unmanaged leaves the objects alone', async () => {
   writeFileSync(join(s.dir, 'dns.yaml'), readFileSync(join(s.dir, 'dns.yaml'), 'utf8').replace('spec:', 'spec:\n  managementState: Unmanaged').replace('foo.com', 'changed.com'));
   assert.deepEqual(await s.reconciler.pass(), { kind: 'unmanaged' });
   assert.equal(readFileSync(s.generated('Corefile'), 'utf8'), corefile);
+});
+
+test('reconcile: a hand edit of a generated file is put back by the next pass', async () => {
+  const s = setup({ 'dns.yaml': example('dns-forwarding.yaml') });
+  await s.reconciler.pass();
+  const corefile = readFileSync(s.generated('Corefile'), 'utf8');
+  const cm = readFileSync(s.generated('configmap-dns-default.yaml'), 'utf8');
+  writeFileSync(s.generated('Corefile'), '.:5353 {\n  forward . 8.8.8.8\n}\n');
+  writeFileSync(s.generated('configmap-dns-default.yaml'), cm.replace('foo.com:5353', 'bar.com:5353'));
+  const outcome = await s.reconciler.pass();
+  assert.deepEqual(outcome.kind === 'applied' ? outcome.written : [], ['ConfigMap/dns-default']);
+  assert.equal(readFileSync(s.generated('Corefile'), 'utf8'), corefile);
+  assert.equal(readFileSync(s.generated('configmap-dns-default.yaml'), 'utf8'), cm);
 });

@@ -10,6 +10,8 @@ import { describeLeftOut } from './config.js';
 import type { OwnedObject } from './objects.js';
 import { render } from './render.js';
 import type { CurrentObjects, RenderOptions } from './render.js';
+import { withApiFailures } from './status.js';
+import type { ApiFailure } from './status.js';
 
 export interface Inputs {
   /** The DNS resource named "default", when there is one (as read: not yet validated). */
@@ -18,23 +20,34 @@ export interface Inputs {
   current: CurrentObjects;
   /** Problems reading the inputs (a file that does not parse), reported but not fatal. */
   problems: string[];
+  /** Reads the API server refused; the pass goes on without those inputs and reports them. */
+  failures?: ApiFailure[];
 }
 
 export interface Backend {
   /** Human-readable name for logs ("directory /x", "API https://…"). */
   readonly name: string;
   read(): Promise<Inputs>;
-  /** Writes each object that differs from what is applied; returns "Kind/name" of those written. */
-  apply(objects: readonly OwnedObject[], current: CurrentObjects): Promise<string[]>;
+  /**
+   * Writes each object that differs from what is applied, each on its own: one refused write
+   * does not keep the others from being written.
+   */
+  apply(objects: readonly OwnedObject[], current: CurrentObjects): Promise<ApplyResult>;
   /** Records `status` for `dns` (the resource as read, with the status it has now); returns whether it changed. */
   writeStatus(dns: DNSResource, status: DNSStatus): Promise<boolean>;
+}
+
+export interface ApplyResult {
+  /** "Kind/name" of each object written. */
+  written: string[];
+  failed: ApiFailure[];
 }
 
 export type PassOutcome =
   | { kind: 'no-dns' }
   | { kind: 'rejected'; errors: string[] }
   | { kind: 'unmanaged' }
-  | { kind: 'applied'; written: string[]; statusChanged: boolean };
+  | { kind: 'applied'; written: string[]; failed: ApiFailure[]; statusChanged: boolean };
 
 export interface ReconcilerOptions {
   render: RenderOptions;
@@ -54,7 +67,7 @@ export class Reconciler {
     private readonly o: ReconcilerOptions,
   ) {}
 
-  async pass(): Promise<PassOutcome> {
+  async pass(followUp = false): Promise<PassOutcome> {
     const inputs = await this.backend.read();
     const now = (this.o.now ?? (() => new Date()))();
     const messages: string[] = [...inputs.problems];
@@ -72,17 +85,26 @@ export class Reconciler {
     }
     messages.push(...result.leftOut.map(describeLeftOut));
     if (result.placementRefused !== undefined) messages.push(`spec.nodePlacement refused, the current placement is kept: ${result.placementRefused}`);
+    if (result.addressKept !== undefined) messages.push(result.addressKept);
     this.report(messages);
     if (result.managementState === 'Unmanaged' || result.managementState === 'Removed') {
       // Removed is treated as Unmanaged: deleting cluster DNS is left to a person.
       await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
       return { kind: 'unmanaged' };
     }
-    const written = await this.backend.apply(result.objects, inputs.current);
+    const applied = await this.backend.apply(result.objects, inputs.current);
+    const written = applied.written;
+    const failed = [...(inputs.failures ?? []), ...applied.failed];
     for (const w of written) this.o.log(`applied ${w}`);
+    for (const f of failed) this.o.log(`${f.verb} ${f.object} failed: HTTP ${f.code}: ${f.message}`);
     for (const note of written.length > 0 ? result.notes : []) this.o.log(note);
-    const statusChanged = await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
-    return { kind: 'applied', written, statusChanged };
+    const dns = inputs.dns as DNSResource;
+    const status = withApiFailures(result.status, failed, dns.status?.conditions, now);
+    const statusChanged = await this.backend.writeStatus(dns, status);
+    // The Service was just created without an address: the next pass reads the one the API
+    // server allocated, for the status and the node-resolver DaemonSet.
+    if (result.clusterIP === undefined && written.some((w) => w.startsWith('Service/')) && !followUp) return this.pass(true);
+    return { kind: 'applied', written, failed, statusChanged };
   }
 
   private report(messages: string[]): void {
@@ -114,19 +136,41 @@ export interface LoopOptions {
   /** A pass at least this often, even without a change (safety net for missed events). */
   resyncMs: number;
   signal: AbortSignal;
+  /** After a pass that failed (or refused writes), retry after this, doubling up to retryMaxMs. */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
-/** Runs a pass now, then after every change (debounced by the caller's iterable) or resync. */
+export const DEFAULT_RETRY_INITIAL_MS = 1000;
+export const DEFAULT_RETRY_MAX_MS = 60_000;
+
+/**
+ * Runs a pass now, then after every change (debounced by the caller's iterable) or resync. A pass
+ * that failed is retried with a doubling delay, during which changes wait (they are not lost):
+ * a refused write is not hammered at the pace of Node heartbeats.
+ */
 export async function runReconcileLoop(r: Reconciler, o: LoopOptions, log: (line: string) => void): Promise<void> {
   const iterator = o.changes[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<void>> | undefined;
+  const initial = o.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+  const max = Math.min(o.retryMaxMs ?? DEFAULT_RETRY_MAX_MS, o.resyncMs);
+  let retryMs = initial;
   while (!o.signal.aborted) {
+    let failed = false;
     try {
-      await r.pass();
+      const outcome = await r.pass();
+      failed = outcome.kind === 'applied' && outcome.failed.length > 0;
     } catch (e) {
-      log(`reconcile failed, retrying: ${(e as Error).message}`);
+      failed = true;
+      log(`reconcile failed, retrying in ${retryMs} ms: ${(e as Error).message}`);
     }
     pending ??= iterator.next();
+    if (failed) {
+      await sleep(retryMs, o.signal);
+      retryMs = Math.min(retryMs * 2, max);
+      continue;
+    }
+    retryMs = initial;
     const woke = await Promise.race([pending.then(() => 'change' as const), sleep(o.resyncMs, o.signal).then(() => 'timer' as const)]);
     if (woke === 'change') pending = undefined;
   }

@@ -22,8 +22,13 @@ export interface RenderOptions {
   /** Image running `kdns serve` and `kdns node-resolver`. */
   image?: string;
   clusterDomain?: string;
-  /** The Service's address is the 10th of this range. Default 10.96.0.0/12 (10.96.0.10). */
+  /**
+   * The Service's address is the 10th of this range (OpenShift's rule). Default 10.96.0.0/12
+   * (10.96.0.10), unless `allocateServiceIP`. A Service that has an address keeps it.
+   */
   serviceCIDR?: string;
+  /** Without serviceCIDR: leave the address to the API server (never collides with kube-dns). */
+  allocateServiceIP?: boolean;
   ports?: CorefilePorts;
   /** Services node-resolver puts into /etc/hosts. */
   nodeResolverServices?: string[];
@@ -71,6 +76,10 @@ export interface Rendered {
   managementState: ManagementState;
   /** Changes worth a log line that are not problems (upgrade clean-ups). */
   notes: string[];
+  /** The Service's address, when known (undefined: the API server is to allocate it). */
+  clusterIP?: string;
+  /** Why the Service's address is not the one the options ask for, when it is not. */
+  addressKept?: string;
 }
 
 export interface Refused {
@@ -106,12 +115,14 @@ export function render(input: RenderInput): RenderResult {
     ...(o.caBundleRoot === undefined ? {} : { caBundleRoot: o.caBundleRoot }),
     ...(o.reloadInterval === undefined ? {} : { reloadInterval: o.reloadInterval }),
   });
-  const clusterIP = tenthAddress(o.serviceCIDR ?? DEFAULT_SERVICE_CIDR);
+  const address = chooseAddress(o, current.service);
+  const clusterIP = address.clusterIP;
   const caBundles = [...new Set([...settings.forwarding.map((f) => f.tls?.caBundle), settings.defaultForwarding.tls?.caBundle].filter((n): n is string => n !== undefined))];
   const objects: OwnedObject[] = [
     configMap(corefile, JSON.stringify(settings.lastGood), objectOptions),
     dnsDaemonSet(corefile, placement, caBundles, objectOptions),
-    nodeResolverDaemonSet(clusterIP, objectOptions),
+    // node-resolver needs the address: until the API server has allocated it, it waits a pass.
+    ...(clusterIP === undefined ? [] : [nodeResolverDaemonSet(clusterIP, objectOptions)]),
     dnsService(clusterIP, objectOptions),
   ];
 
@@ -140,7 +151,21 @@ export function render(input: RenderInput): RenderResult {
     placement,
     managementState: settings.managementState,
     notes: upgradeNotes(current),
+    ...(clusterIP === undefined ? {} : { clusterIP }),
+    ...(address.kept === undefined ? {} : { addressKept: address.kept }),
   };
+}
+
+/**
+ * The Service's address: the one it has (a Service's clusterIP cannot change), else the 10th of
+ * the service CIDR, else none (the API server allocates).
+ */
+function chooseAddress(o: RenderOptions, service: Service | undefined): { clusterIP?: string; kept?: string } {
+  const live = service?.spec.clusterIP;
+  const requested = o.serviceCIDR === undefined && o.allocateServiceIP ? undefined : tenthAddress(o.serviceCIDR ?? DEFAULT_SERVICE_CIDR);
+  if (live === undefined || live === '' || live === 'None') return requested === undefined ? {} : { clusterIP: requested };
+  if (requested === undefined || requested === live) return { clusterIP: live };
+  return { clusterIP: live, kept: `Service ${service?.metadata.name} keeps its address ${live} (a Service's address cannot change); the service CIDR asks for ${requested}: delete the Service to move it` };
 }
 
 /**

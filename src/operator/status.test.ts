@@ -4,7 +4,7 @@ import type { OperatorCondition } from '../cluster/dnsresource.js';
 import type { DaemonSet, DaemonSetStatus } from './objects.js';
 import { desiredPlacement } from './placement.js';
 import type { Placement } from './placement.js';
-import { computeStatus } from './status.js';
+import { computeStatus, withApiFailures } from './status.js';
 import type { StatusInput } from './status.js';
 
 const placement = desiredPlacement({});
@@ -138,4 +138,27 @@ test('computeStatus: clusterIP and clusterDomain pass through', () => {
   const status = computeStatus(base);
   assert.equal(status.clusterIP, '10.96.0.10');
   assert.equal(status.clusterDomain, 'cluster.local');
+});
+
+test('status: refused writes make Degraded True with each object and the API message, whatever the rollout', () => {
+  const status = computeStatus(base);
+  const failures = [
+    { verb: 'apply' as const, object: 'Service kdns/dns-default', code: 422, message: 'Service "dns-default" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: provided IP is already allocated' },
+    { verb: 'read' as const, object: 'ConfigMap kdns/dns-default', code: 403, message: 'configmaps "dns-default" is forbidden' },
+  ];
+  const s = withApiFailures(status, failures, status.conditions, now);
+  const degraded = s.conditions.find((c) => c.type === 'Degraded');
+  assert.deepEqual(degraded, {
+    type: 'Degraded',
+    status: 'True',
+    reason: 'APIRequestFailed',
+    message:
+      'Failed to apply Service kdns/dns-default: HTTP 422: Service "dns-default" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: provided IP is already allocated\nFailed to read ConfigMap kdns/dns-default: HTTP 403: configmaps "dns-default" is forbidden',
+    lastTransitionTime: '2024-05-01T12:00:00.000Z',
+  });
+  assert.deepEqual(s.conditions.filter((c) => c.type !== 'Degraded'), status.conditions.filter((c) => c.type !== 'Degraded'));
+  // The same failures later keep the transition time; none leaves the status as it was.
+  const later = withApiFailures(status, failures, s.conditions, new Date('2024-05-01T13:00:00Z'));
+  assert.equal(later.conditions.find((c) => c.type === 'Degraded')?.lastTransitionTime, '2024-05-01T12:00:00.000Z');
+  assert.equal(withApiFailures(status, [], s.conditions, now), status);
 });

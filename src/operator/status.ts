@@ -160,3 +160,22 @@ function placementCondition(refused: string | undefined): Draft {
   if (refused !== undefined) return cond('PlacementValid', 'False', 'NoSchedulableNodes', `${refused}; the current placement is kept.`);
   return cond('PlacementValid', 'True', 'AsExpected', 'The DNS pods can be scheduled as requested.');
 }
+
+/** A request the API server refused: what was asked of which object ("Service kdns/dns-default"), HTTP status and its message. */
+export interface ApiFailure {
+  verb: 'apply' | 'read';
+  object: string;
+  code: number;
+  message: string;
+}
+
+/**
+ * The status with Degraded saying which requests failed and why, in the API server's words. A
+ * refused request is a fault whatever the rollout is doing, so it overrides the pod-based answer.
+ */
+export function withApiFailures(status: DNSStatus, failures: readonly ApiFailure[], previous: OperatorCondition[] | undefined, now: Date): DNSStatus {
+  if (failures.length === 0) return status;
+  const message = failures.map((f) => `Failed to ${f.verb} ${f.object}: HTTP ${f.code}: ${f.message}`).join('\n');
+  const degraded = stamp(cond('Degraded', 'True', 'APIRequestFailed', message), previous, now);
+  return { ...status, conditions: status.conditions.map((c) => (c.type === 'Degraded' ? degraded : c)) };
+}
