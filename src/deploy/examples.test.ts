@@ -16,6 +16,20 @@ import { missing } from '../testutil/upstream.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const example = (name: string): string => `${root}examples/nodecache/${name}`;
 
+/** The README's shell commands that start with `prefix`, continuation lines joined, `&` and comments dropped, as argv. */
+function readmeCommands(prefix: string): string[][] {
+  const text = readFileSync(`${root}README.md`, 'utf8').replace(/\\\n\s*/g, ' ');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(prefix))
+    .map((l) => l.replace(/\s*#.*$/, '').replace(/\s*&$/, '').split(/\s+/));
+}
+const readmeCommand = (prefix: string): string[] => {
+  const found = readmeCommands(prefix);
+  assert.equal(found.length, 1, `one README command starting ${JSON.stringify(prefix)}`);
+  return found[0]!;
+};
+
 /** `text` with `from` replaced by `to`, failing when `from` is not there (the test must follow the file). */
 function rewrite(text: string, from: string, to: string): string {
   assert.ok(text.includes(from), `${JSON.stringify(from)} not found in:\n${text}`);
@@ -24,7 +38,8 @@ function rewrite(text: string, from: string, to: string): string {
 
 describe('examples/nodecache', () => {
   test('pod.yaml: one search path under ap.k8s.io, the node cache as nameserver', async () => {
-    const r = await runKdns(['resolvconf', '-f', example('pod.yaml'), '--cluster-dns', '10.96.0.10', '--nodecache-ip', '169.254.20.10']);
+    const argv = readmeCommand('npx kdns resolvconf -f examples/nodecache/pod.yaml');
+    const r = await runKdns(argv.slice(2).map((a) => (a === 'examples/nodecache/pod.yaml' ? example('pod.yaml') : a)));
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'search search.demo.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\noptions ndots:5\n');
   });
@@ -41,12 +56,20 @@ describe('examples/nodecache', () => {
     corefile = rewrite(corefile, 'forward . /etc/resolv.conf', `forward . 127.0.0.1:${dead}`);
     writeFileSync(join(dir, 'Corefile'), corefile);
     const serve = startKdns(['serve', '--conf', join(dir, 'Corefile')]);
-    // As in the README, but on free ports and with this test's resolv.conf as the node's.
-    const nodecache = startKdns(['nodecache', '--local-ip', '127.0.0.1', '--port', String(cache), '--cluster-dns', `127.0.0.1:${server}`, '--health', `127.0.0.1:${health}`, '--metrics', `127.0.0.1:${metrics}`, '--upstream', `127.0.0.1:${dead}`, '--resolv-conf', resolv]);
+    assert.deepEqual(readmeCommand('npx kdns serve --conf examples/nodecache/Corefile'), ['npx', 'kdns', 'serve', '--conf', 'examples/nodecache/Corefile']);
+    // The README's command, on free ports and with this test's resolv.conf as the node's.
+    const ports: Record<string, number> = { '1053': server, '1054': cache, '8081': health, '9254': metrics };
+    const args = readmeCommand('npx kdns nodecache')
+      .slice(2)
+      .map((a) => a.replace(/(?<=^|:)(1053|1054|8081|9254)$/, (p) => String(ports[p])));
+    assert.deepEqual(args.filter((a) => /^(1053|1054|8081|9254)$|:(1053|1054|8081|9254)$/.test(a)), []);
+    const nodecache = startKdns([...args, '--upstream', `127.0.0.1:${dead}`, '--resolv-conf', resolv]);
     try {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${health}/health`).catch(() => undefined))?.status === 200, 20_000);
       await waitFor(async () => (await dig('web.demo.svc.cluster.local', 'A', { port: server }).catch(() => undefined))?.status === 'NOERROR', 20_000);
-      assert.deepEqual(answers(await dig('web.search.demo.cluster.local.ap.k8s.io', 'A', { port: cache })), ['A 10.96.100.10', 'CNAME web.demo.svc.cluster.local.']);
+      const digArgs = readmeCommand('dig @127.0.0.1 -p 1054');
+      assert.equal(digArgs[4], 'web.search.demo.cluster.local.ap.k8s.io');
+      assert.deepEqual(answers(await dig(digArgs[4], 'A', { port: cache })), ['A 10.96.100.10', 'CNAME web.demo.svc.cluster.local.']);
       assert.deepEqual(answers(await dig('db.search.demo.cluster.local.ap.k8s.io', 'A', { port: cache })).length, 4);
     } finally {
       await Promise.all([nodecache.stop(), serve.stop()]);
