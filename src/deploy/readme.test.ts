@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { runKdns } from '../testutil/kdns.js';
 import { missing } from '../testutil/upstream.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,6 +36,19 @@ describe('README', () => {
     assert.ok(paths.length >= 10);
     assert.deepEqual(paths.filter((p) => !existsSync(`${root}${p}`)), []);
   });
+});
+
+describe('README one-shot kdns commands', () => {
+  const commands = [...readme.matchAll(/^npx kdns ((?:validate|operator render) [^#\n]*?)\s*(?:#.*)?$/gm)].map((m) => m[1]!.split(/\s+/));
+  test('there are some', () => {
+    assert.ok(commands.length >= 2);
+  });
+  for (const argv of commands) {
+    test(`kdns ${argv.join(' ')} succeeds`, async () => {
+      const r = await runKdns(argv.map((a) => (a.startsWith('examples/') ? `${root}${a}` : a)));
+      assert.equal(r.code, 0, r.stderr);
+    });
+  }
 });
 
 interface Swap {
