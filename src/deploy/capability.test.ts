@@ -8,10 +8,10 @@ import { chmodSync, copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../testutil/deploy.js';
 import { missing } from '../testutil/upstream.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = repoRoot;
 const asRoot = process.getuid?.() === 0 ? undefined : 'needs root (file capabilities, network namespaces)';
 const skip = asRoot ?? missing('setcap', 'libcap2-bin') ?? missing('setpriv', 'util-linux') ?? missing('dig', 'bind9-dnsutils');
 

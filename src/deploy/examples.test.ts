@@ -7,13 +7,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { repoRoot, rewrite } from '../testutil/deploy.js';
 import { answers, dig } from '../testutil/dig.js';
 import { runKdns, startKdns } from '../testutil/kdns.js';
 import { freePort, waitFor } from '../testutil/net.js';
 import { missing } from '../testutil/upstream.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = repoRoot;
 const example = (name: string): string => `${root}examples/nodecache/${name}`;
 
 /** The README's shell commands that start with `prefix`, continuation lines joined, `&` and comments dropped, as argv. */
@@ -29,12 +29,6 @@ const readmeCommand = (prefix: string): string[] => {
   assert.equal(found.length, 1, `one README command starting ${JSON.stringify(prefix)}`);
   return found[0]!;
 };
-
-/** `text` with `from` replaced by `to`, failing when `from` is not there (the test must follow the file). */
-function rewrite(text: string, from: string, to: string): string {
-  assert.ok(text.includes(from), `${JSON.stringify(from)} not found in:\n${text}`);
-  return text.replace(from, to);
-}
 
 describe('examples/nodecache', () => {
   test('pod.yaml: one search path under ap.k8s.io, the node cache as nameserver', async () => {

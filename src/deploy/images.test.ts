@@ -3,13 +3,12 @@
 // `npm start`, and image names that are the ones the manifests (deploy/base/) use and the
 // README tells users to build and push.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { baseImages, readRepoFile, repoRoot } from '../testutil/deploy.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const read = (rel: string): string => readFileSync(`${root}${rel}`, 'utf8');
+const root = repoRoot;
+const read = readRepoFile;
 
 /** Node.js 26 'Lithium' has been the Active LTS line since 2026-10-28 (Node 24 is in maintenance). */
 const NODE_LTS = 26;
@@ -30,7 +29,7 @@ const IMAGES: Image[] = [
 ];
 
 const pkg = JSON.parse(read('package.json')) as { version: string; scripts: Record<string, string> };
-const base = parse(read('deploy/base/kustomization.yaml')) as { images: Array<{ name: string; newName: string; newTag: string }> };
+const base = { images: baseImages() };
 const published = (shortName: string): string => {
   const i = base.images.find((x) => x.name === shortName);
   assert.ok(i, `deploy/base/ does not map ${shortName}`);

@@ -9,14 +9,14 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
+import { publishedImages, repoRoot, rewrite } from '../testutil/deploy.js';
 import { answers, dig } from '../testutil/dig.js';
 import { runKdns, startKdns } from '../testutil/kdns.js';
 import { freePort, waitFor } from '../testutil/net.js';
 import { missing } from '../testutil/upstream.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = repoRoot;
 
 // A loose view of rendered YAML: the assertions are the type check.
 type Obj = Record<string, any>;
@@ -154,8 +154,7 @@ describe('kustomize overlays', { skip }, () => {
 
     if (dir.startsWith('deploy')) {
       test(`${dir}: every image is one deploy/base/ names, which the Dockerfiles build`, () => {
-        const base = parse(readFileSync(`${root}deploy/base/kustomization.yaml`, 'utf8')) as { images: Array<{ newName: string; newTag: string }> };
-        const built = new Set(base.images.map((i) => `${i.newName}:${i.newTag}`));
+        const built = publishedImages();
         const images = podSpecs(objectsOf(dir)).flatMap(([, pod]) => (pod['containers'] as Obj[]).map((c) => c['image'] as string));
         assert.ok(images.length > 0);
         assert.deepEqual(images.filter((i) => !built.has(i)), []);
@@ -311,11 +310,6 @@ function kubeletExpand(arg: string, env: Record<string, string>): string {
   return arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m: string, name: string | undefined) => (m === '$$' ? '$' : (env[name ?? ''] ?? m)));
 }
 
-/** `text` with `from` replaced by `to`, failing when `from` is not there (the test must follow the file). */
-function rewrite(text: string, from: string, to: string): string {
-  assert.ok(text.includes(from), `${JSON.stringify(from)} not found in:\n${text}`);
-  return text.replace(from, to);
-}
 
 describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind9-dnsutils') }, () => {
   test('deploy/coredns: kdns serves its Corefile (moved to loopback ports): cluster names, ap.k8s.io search paths, health, ready, metrics', async () => {

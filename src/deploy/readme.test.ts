@@ -7,19 +7,18 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { runKdns } from '../testutil/kdns.js';
+import { publishedImages, repoRoot } from '../testutil/deploy.js';
 import { missing } from '../testutil/upstream.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = repoRoot;
 const readme = readFileSync(`${root}README.md`, 'utf8');
 
 // A loose view of parsed YAML: the assertions are the type check.
 type Obj = Record<string, any>;
 
-const base = parse(readFileSync(`${root}deploy/base/kustomization.yaml`, 'utf8')) as { images: Array<{ name: string; newName: string; newTag: string }> };
-const published = new Set(base.images.map((i) => `${i.newName}:${i.newTag}`));
+const published = publishedImages();
 
 describe('README', () => {
   test('every overlay it applies, deletes or renders is a kustomization', () => {
