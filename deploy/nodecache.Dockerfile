@@ -31,6 +31,11 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/build ./build
 COPY bin ./bin
+# iptables in the node's backend (nft or legacy), under every name kdns may call.
+COPY deploy/nodecache-image/iptables /usr/local/sbin/iptables
+RUN for n in iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do \
+      ln -s iptables /usr/local/sbin/$n; \
+    done
 USER 0:0
 EXPOSE 53/udp 53/tcp 8080 9253
 ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "--v8-pool-size=1", "/app/bin/kdns"]
