@@ -65,10 +65,10 @@ test('kdns operator render -o json prints the same List as JSON', async () => {
   );
 });
 
-test('kdns operator crd prints deploy/01-crd-dns.yaml', async () => {
+test('kdns operator crd prints deploy/operator/crd-dns.yaml', async () => {
   const r = await runKdns(['operator', 'crd']);
   assert.equal(r.code, 0);
-  assert.equal(r.stdout, readFileSync(path('deploy/01-crd-dns.yaml'), 'utf8'));
+  assert.equal(r.stdout, readFileSync(path('deploy/operator/crd-dns.yaml'), 'utf8'));
 });
 
 test('kdns operator run --once --cluster DIR: one pass writes generated/, exit 0', async () => {

@@ -217,7 +217,7 @@ export function register(program: Command): void {
 
   operator
     .command('crd')
-    .description('Print the CustomResourceDefinition of the DNS resource (deploy/01-crd-dns.yaml)')
+    .description('Print the CustomResourceDefinition of the DNS resource (deploy/operator/crd-dns.yaml)')
     .action(() => {
       process.stdout.write(dnsCRDYaml());
     });

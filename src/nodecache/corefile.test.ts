@@ -1,9 +1,7 @@
-// The node cache's configuration: the Corefile rendered from flags, the flags' errors, and the
-// DaemonSet in deploy/nodecache/ asking for what it means to.
+// The node cache's configuration: the Corefile rendered from flags and the flags' errors (the
+// DaemonSet in deploy/nodecache/ is checked with the other manifests, src/deploy/).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
 import { parseCorefile } from '../corefile/parser.js';
 import { defaultSettings, renderNodeCacheCorefile, type NodeCacheSettings } from './corefile.js';
 import { FlagError, settingsFromFlags, type NodecacheFlags } from './flags.js';
@@ -165,41 +163,4 @@ describe('settingsFromFlags', () => {
       );
     });
   }
-});
-
-describe('deploy/nodecache/nodecache.yaml', () => {
-  const text = readFileSync(new URL('../../deploy/nodecache/nodecache.yaml', import.meta.url), 'utf8');
-  // A loose view of parsed YAML: the assertions are the type check.
-  const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, any>);
-  const ds = docs.find((d) => d['kind'] === 'DaemonSet');
-  const pod = ds?.['spec']?.template?.spec;
-  const container = pod?.containers?.[0];
-
-  test('a ServiceAccount and a DaemonSet, the pods using that account', () => {
-    assert.deepEqual(
-      docs.map((d) => `${d['apiVersion']} ${d['kind']} ${d['metadata']?.namespace}/${d['metadata']?.name}`),
-      ['v1 ServiceAccount kube-system/kdns-nodecache', 'apps/v1 DaemonSet kube-system/kdns-nodecache'],
-    );
-    assert.equal(pod?.serviceAccountName, 'kdns-nodecache');
-    assert.deepEqual(ds?.['spec']?.selector?.matchLabels, ds?.['spec']?.template?.metadata?.labels);
-  });
-  test('on the host network with the node\'s resolv.conf', () => {
-    assert.equal(pod?.hostNetwork, true);
-    assert.equal(pod?.dnsPolicy, 'Default');
-  });
-  test('its arguments are valid flags and mean the shipped configuration on 169.254.20.10', () => {
-    const args = container?.args as string[];
-    assert.equal(args[0], 'nodecache');
-    assert.ok(args.includes('--setup-interface'));
-    const value = (flag: string): string | undefined => args[args.indexOf(flag) + 1];
-    const s = settingsFromFlags({ ...FLAGS, clusterDns: value('--cluster-dns'), clusterDomain: value('--cluster-domain') as string, localIp: value('--local-ip') as string });
-    assert.deepEqual(s, defaultSettings('10.96.0.10'));
-  });
-  test('the liveness probe asks the health address of the configuration', () => {
-    const probe = container?.livenessProbe?.httpGet;
-    assert.equal(`${probe?.host}:${probe?.port}${probe?.path}`, `${defaultSettings('10.96.0.10').health}/health`);
-  });
-  test('the capabilities for port 53 and the dummy interface, nothing else', () => {
-    assert.deepEqual(container?.securityContext?.capabilities, { drop: ['ALL'], add: ['NET_ADMIN', 'NET_BIND_SERVICE'] });
-  });
 });

@@ -106,12 +106,17 @@ function meta(name: string, o: ObjectOptions): KubeObject['metadata'] {
   return { name, namespace: o.namespace, labels: { [OWNING_DNS_LABEL]: o.owner } };
 }
 
-/** A restrictive container context: DNS needs no privilege since it listens on 5353. */
+/**
+ * A restrictive container context: DNS needs no privilege since it listens on 5353. The kdns
+ * image's node binary carries cap_net_bind_service (for :53 where it replaces CoreDNS), and the
+ * kernel refuses to start a binary whose file capabilities are not in the bounding set, so
+ * NET_BIND_SERVICE stays there (docs/deploy.md).
+ */
 const RESTRICTED = {
   runAsNonRoot: true,
   readOnlyRootFilesystem: true,
   allowPrivilegeEscalation: false,
-  capabilities: { drop: ['ALL'] },
+  capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
   seccompProfile: { type: 'RuntimeDefault' },
 };
 
@@ -217,7 +222,7 @@ export function nodeResolverDaemonSet(clusterIP: string, o: ObjectOptions): Daem
                 { name: 'hosts-file', mountPath: '/etc/hosts' },
                 { name: 'lock-dir', mountPath: NODE_RESOLVER_LOCK_DIR },
               ],
-              // Root to write the node's root-owned /etc/hosts, with every capability dropped.
+              // Root to write the node's root-owned /etc/hosts, with every other capability dropped.
               securityContext: { ...RESTRICTED, runAsNonRoot: false, runAsUser: 0 },
               resources: { requests: { cpu: '5m', memory: '21Mi' } },
               terminationMessagePolicy: 'FallbackToLogsOnError',

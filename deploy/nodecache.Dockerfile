@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# The node cache's image: kdns plus iproute2 (the `ip` that makes the dummy interface of
+# --setup-interface) and iptables (the NOTRACK rules NodeLocal DNSCache installs).
+# Build and push it from the repository root (the tag the manifests use, deploy/base/):
+#   docker build -f deploy/nodecache.Dockerfile -t ghcr.io/kdns/kdns-nodecache:0.1.0 .
+#   docker push ghcr.io/kdns/kdns-nodecache:0.1.0
+
+# Stage 1: the same build as deploy/Dockerfile.
+FROM node:26-trixie-slim AS build
+RUN apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json tsconfig.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY src ./src
+COPY scripts/build-native.mjs ./scripts/
+RUN npx tsc -p tsconfig.json && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
+
+# Stage 2: the runtime. It runs as root, like NodeLocal DNSCache's image: making an interface
+# and firewall rules on the host's network needs NET_ADMIN, and Kubernetes gives an added
+# capability only to root (a non-root user's added capabilities are not effective). The
+# manifests drop every other capability and make the root filesystem read-only.
+FROM node:26-trixie-slim
+RUN apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends iproute2 iptables \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY --from=build /src/build ./build
+COPY bin ./bin
+# iptables in the node's backend (nft or legacy), under every name kdns may call.
+COPY deploy/nodecache-image/iptables /usr/local/sbin/iptables
+RUN for n in iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do \
+      ln -s iptables /usr/local/sbin/$n; \
+    done
+USER 0:0
+EXPOSE 53/udp 53/tcp 8080 9253
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "--v8-pool-size=1", "/app/bin/kdns"]
+CMD ["nodecache", "--help"]
