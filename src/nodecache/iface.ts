@@ -39,7 +39,8 @@ function prefix(ip: string): string {
   return isIPv6(ip) ? `${ip}/128` : `${ip}/32`;
 }
 
-async function exists(ip: IpRunner, name: string): Promise<boolean> {
+/** Whether a link of that name exists. */
+export async function interfaceExists(name: string, ip: IpRunner = runIp): Promise<boolean> {
   try {
     await ip(['link', 'show', 'dev', name]);
     return true;
@@ -61,7 +62,7 @@ async function createLink(ip: IpRunner, name: string): Promise<'dummy' | 'bridge
 }
 
 export async function setupInterface(name: string, addresses: readonly string[], ip: IpRunner = runIp): Promise<InterfaceHandle> {
-  const created = !(await exists(ip, name));
+  const created = !(await interfaceExists(name, ip));
   const added: string[] = [];
   let kind: 'dummy' | 'bridge' | undefined;
   const undo = async (): Promise<void> => {
