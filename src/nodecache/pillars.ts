@@ -8,6 +8,7 @@
 // plus a block per stubDomains entry of the kube-dns ConfigMap. Pure: text in, text out.
 import { isIP } from 'node:net';
 import { parseUpstream } from '../plugins/forward/upstreams.js';
+import { readable } from './flags.js';
 
 export const PILLAR_CLUSTER_DNS = '__PILLAR__CLUSTER__DNS__';
 export const PILLAR_UPSTREAM_SERVERS = '__PILLAR__UPSTREAM__SERVERS__';
@@ -70,8 +71,8 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 function checkNameservers(what: string, servers: unknown): string[] {
   if (!Array.isArray(servers) || servers.some((s) => typeof s !== 'string')) throw new PillarError(`${what}: must be a list of strings`);
   for (const s of servers as string[]) {
-    // Files are not read here: a resolv.conf path is as valid for forward as an address.
-    const parsed = parseUpstream(s, () => 'nameserver 127.0.0.1\n');
+    // A path is a resolv.conf, as for forward: it must be there (node-cache checks the same).
+    const parsed = parseUpstream(s, readable);
     if (typeof parsed === 'string') throw new PillarError(`${what}: "${s}": ${parsed}`);
   }
   return servers as string[];

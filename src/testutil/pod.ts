@@ -3,7 +3,7 @@
 // the fake Kubernetes API behind HTTPS (what in-cluster config reaches), a service-account
 // directory as the kubelet mounts it, and HTTP GETs made from inside a namespace.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,12 +79,26 @@ export function serviceAccountDir(caPem: string, namespace = 'kube-system'): str
   return dir;
 }
 
-/** A ConfigMap volume: a directory with one file per key. */
+/**
+ * A ConfigMap volume laid out as the kubelet writes one: the data in a timestamped hidden
+ * directory, `..data` linking to it, and each key a link through `..data`.
+ */
 export function configMapDir(data: Record<string, string>): string {
   const dir = scratchDir('configmap');
-  mkdirSync(dir, { recursive: true });
-  for (const [key, value] of Object.entries(data)) writeFileSync(join(dir, key), value);
+  updateConfigMap(dir, data);
+  for (const key of Object.keys(data)) symlinkSync(join('..data', key), join(dir, key));
   return dir;
+}
+
+let generation = 0;
+
+/** A ConfigMap update as the kubelet makes it: a new data directory, then `..data` swapped to it in one rename. */
+export function updateConfigMap(dir: string, data: Record<string, string>): void {
+  const version = `..${Date.now()}_${generation++}`;
+  mkdirSync(join(dir, version));
+  for (const [key, value] of Object.entries(data)) writeFileSync(join(dir, version, key), value);
+  symlinkSync(version, join(dir, '..data_tmp'));
+  renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
 }
 
 /** GET `url` from inside `ns`: status and body ('0' and the error when it could not connect). */
