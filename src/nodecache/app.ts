@@ -15,8 +15,9 @@ import { basename, dirname, join } from 'node:path';
 import { endpointFor, parseHttpAddress } from '../plugins/health/endpoint.js';
 import type { Logger } from '../server/log.js';
 import { Counter, type Registry } from '../server/promclient.js';
+import { counter } from '../server/metrics.js';
 import { startServer, type KdnsServer } from '../server/server.js';
-import { interfaceExists, setupInterface, type InterfaceHandle } from './iface.js';
+import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle } from './iface.js';
 import { IptablesRules } from './iptables.js';
 import { EMPTY_KUBE_DNS_CONFIG, parseKubeDnsConfig, renderTemplate, type KubeDnsConfig } from './pillars.js';
 
@@ -78,6 +79,7 @@ export class NodeCacheApp {
   private readonly iptables: IptablesRules;
   private lastRendered = '';
   private kubeDns: KubeDnsConfig = EMPTY_KUBE_DNS_CONFIG;
+  private kubeDnsRaw = '';
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly watchers: FSWatcher[] = [];
   private releaseMetrics?: () => Promise<void>;
@@ -96,10 +98,34 @@ export class NodeCacheApp {
     this.log.error(message);
   }
 
-  /** Reads both ConfigMaps and renders the Corefile; throws (PillarError, fs errors) without writing when it cannot. */
+  /**
+   * Re-reads the kube-dns ConfigMap when its files changed. One that is not valid is counted
+   * (errortype "configmap") once per change and the last good one (at first: none) stays.
+   */
+  private refreshKubeDns(): void {
+    const dir = this.params.kubeDnsDir;
+    if (dir === undefined || !existsSync(dir)) return;
+    let files: Map<string, string>;
+    try {
+      files = readConfigDir(dir);
+    } catch (e) {
+      this.fail('configmap', `reading ${dir}: ${(e as Error).message}`);
+      return;
+    }
+    const raw = JSON.stringify([...files]);
+    if (raw === this.kubeDnsRaw) return;
+    this.kubeDnsRaw = raw;
+    try {
+      this.kubeDns = parseKubeDnsConfig(files);
+    } catch (e) {
+      this.fail('configmap', `Invalid config in ${dir}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Renders the Corefile from the template and the kube-dns ConfigMap; throws (PillarError, fs errors) when the template cannot be. */
   render(): string {
     const p = this.params;
-    if (p.kubeDnsDir !== undefined && existsSync(p.kubeDnsDir)) this.kubeDns = parseKubeDnsConfig(readConfigDir(p.kubeDnsDir));
+    this.refreshKubeDns();
     const template = readFileSync(p.baseCorefile, 'utf8');
     return renderTemplate(template, { localIPs: p.localIPs, port: p.port, clusterDNS: p.clusterDNS, kubeDns: this.kubeDns });
   }
@@ -144,6 +170,8 @@ export class NodeCacheApp {
       throw e;
     }
     this.server.shared.metrics.registerMetric(this.setupErrors);
+    // Exported from the start, as node-cache (CoreDNS's reload plugin registers it at init) does.
+    counter(this.server.shared.metrics, 'coredns_reload_failed_total', 'Counter of the number of failed reload attempts.');
     await this.serveMetrics(this.server.shared.metrics);
     if (p.setupIptables) await this.ensureIptables();
     this.timers.push(setInterval(() => void this.periodic(), p.syncIntervalMs).unref());
@@ -239,6 +267,9 @@ export class NodeCacheApp {
     if (this.params.setupIptables) {
       for (const f of await this.iptables.remove()) this.fail(f.locked ? 'iptables_lock' : 'iptables', `Failed deleting iptables rule ${f.message}`);
     }
-    await this.iface?.teardown();
+    if (this.params.setupInterface) {
+      // Also when an earlier pod (-skipteardown) made it: node-cache removes the interface by name.
+      await removeInterface(this.params.interfaceName).catch((e: unknown) => this.log.error(`removing ${this.params.interfaceName}: ${(e as Error).message}`));
+    }
   }
 }

@@ -49,6 +49,11 @@ export async function interfaceExists(name: string, ip: IpRunner = runIp): Promi
   }
 }
 
+/** Deletes the link whoever made it (node-cache's teardown: the interface is the DaemonSet's, not one pod's). */
+export async function removeInterface(name: string, ip: IpRunner = runIp): Promise<void> {
+  if (await interfaceExists(name, ip)) await ip(['link', 'del', 'dev', name]);
+}
+
 /** Creates the link: a dummy, else (no dummy driver in this kernel) a bridge without ports. */
 async function createLink(ip: IpRunner, name: string): Promise<'dummy' | 'bridge'> {
   try {

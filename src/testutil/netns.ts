@@ -56,9 +56,9 @@ export class NetNs {
     return must(this.run(cmd), cmd.join(' '));
   }
 
-  /** A dummy interface holding `addresses` (CIDR), up. */
+  /** A dummy interface holding `addresses` (CIDR), up (a bridge without ports where the kernel has no dummy driver). */
   addDummy(dev: string, addresses: readonly string[]): void {
-    this.must(['ip', 'link', 'add', dev, 'type', 'dummy']);
+    if (this.run(['ip', 'link', 'add', dev, 'type', 'dummy']).status !== 0) this.must(['ip', 'link', 'add', dev, 'type', 'bridge']);
     for (const a of addresses) this.must(['ip', 'addr', 'add', a, 'dev', dev]);
     this.must(['ip', 'link', 'set', dev, 'up']);
   }
