@@ -15,9 +15,9 @@ import { boolFlag, stringFlag, type GoFlagSet } from './goflags.js';
 
 export const NODE_CACHE_FLAGS: GoFlagSet = { ...COREDNS_FLAGS, ...NODE_CACHE_OWN_FLAGS };
 
-/** -syncinterval: node-cache reads a number of seconds; a Go duration (30s, 1m, 1m30s) is taken as written. */
+/** -syncinterval: node-cache reads a number of seconds; a Go duration (30s, 1m, 1m30s) is taken as written. Zero is refused (a busy loop). */
 export function parseSyncInterval(text: string): number | undefined {
-  if (/^[0-9]+$/.test(text)) return Number(text) * 1000;
+  if (/^[0-9]+$/.test(text)) return Number(text) > 0 ? Number(text) * 1000 : undefined;
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   let ms = 0;
   let rest = text;
