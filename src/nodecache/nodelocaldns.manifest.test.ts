@@ -21,6 +21,7 @@ import { waitFor } from '../testutil/net.js';
 import { NetNs, Sandbox, netnsMissing, type Proc } from '../testutil/netns.js';
 import { configMapDir, httpGetIn, namedIn, scratchDir, updateConfigMap } from '../testutil/pod.js';
 import { parseExposition, value } from '../testutil/prom.js';
+import { STOCK_TEMPLATE } from '../testutil/manifests.js';
 import { exampleZone, zoneFile } from '../testutil/upstream.js';
 
 const IN_CI = process.env.CI === 'true';
@@ -39,21 +40,22 @@ const STUB_SERVER = '10.0.0.54';
 /** The DaemonSet's args after the install-time sed (__PILLAR__LOCAL__DNS__, __PILLAR__DNS__SERVER__). */
 const ARGS = ['-localip', `${LOCAL_IP},${KUBE_DNS_IP}`, '-conf', '/etc/Corefile', '-upstreamsvc', 'kube-dns-upstream', '-pidfile', '/tmp/node-cache.pid'];
 
-const block = (zone: string, cache: string, forward: string, extra: string[] = []): string =>
-  [`${zone}:53 {`, '    errors', cache, '    reload', '    loop', `    bind ${LOCAL_IP} ${KUBE_DNS_IP}`, ...extra, forward, '    prometheus :9253', zone === 'cluster.local' ? `    health ${LOCAL_IP}:8080\n    }` : '    }'].join('\n');
-const CLUSTER_CACHE = '    cache {\n            success 9984 30\n            denial 9984 5\n    }';
-const TCP_FORWARD = (to: string): string => `    forward . ${to} {\n            force_tcp\n    }`;
-
-/** The node-local-dns ConfigMap's Corefile after the install-time sed (cluster.local, 169.254.20.10, 10.96.0.10). */
-const STOCK_BASE = [
-  block('cluster.local', CLUSTER_CACHE, TCP_FORWARD('__PILLAR__CLUSTER__DNS__')),
-  block('in-addr.arpa', '    cache 30', TCP_FORWARD('__PILLAR__CLUSTER__DNS__')),
-  block('ip6.arpa', '    cache 30', TCP_FORWARD('__PILLAR__CLUSTER__DNS__')),
-  block('.', '    cache 30', '    forward . __PILLAR__UPSTREAM__SERVERS__'),
-].join('\n') + '\n';
-
-/** kdns's search-path block, added to the same ConfigMap: available on top of the stock configuration. */
-const AP_BLOCK = block('ap.k8s.io', CLUSTER_CACHE, TCP_FORWARD('__PILLAR__CLUSTER__DNS__'), ['    searchpath /etc/resolv.conf']);
+/** kdns's search-path block, added to the node-local-dns ConfigMap: available on top of the stock configuration. */
+const AP_BLOCK = `ap.k8s.io:53 {
+    errors
+    cache {
+            success 9984 30
+            denial 9984 5
+    }
+    reload
+    loop
+    bind 169.254.20.10 10.96.0.10
+    searchpath /etc/resolv.conf
+    forward . __PILLAR__CLUSTER__DNS__ {
+            force_tcp
+    }
+    prometheus :9253
+    }`;
 
 function dig(ns: NetNs, server: string, name: string, type = 'A'): { status: string; answers: string[]; raw: string } {
   const r = parseDig(ns.run(['dig', `@${server}`, name, type, '+time=3', '+tries=1']).stdout);
@@ -96,7 +98,7 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     const clusterDns = ns.spawn([process.execPath, ...kdnsCommand(['-conf', clusterCorefile])]);
     background.push(clusterDns);
     await waitFor(() => clusterDns.output().includes(`listening on ${UPSTREAM_SVC_IP}:53`) || clusterDns.child.exitCode !== null, 30_000, 100);
-    nodeLocalDns = configMapDir({ 'Corefile.base': STOCK_BASE });
+    nodeLocalDns = configMapDir({ 'Corefile.base': STOCK_TEMPLATE });
     kubeDns = configMapDir({ stubDomains: '', upstreamNameservers: '' });
     tmp = scratchDir('tmp');
     sandbox = new Sandbox({ '/etc/coredns': nodeLocalDns, '/etc/kube-dns': kubeDns, '/etc/resolv.conf': nodeResolv, '/tmp': tmp });
@@ -111,7 +113,7 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
 
   test('renders /etc/Corefile from the template: cluster DNS from KUBE_DNS_UPSTREAM_SERVICE_HOST, the rest to /etc/resolv.conf', () => {
     const rendered = readFileSync(sandbox.etcWritten('/etc/Corefile'), 'utf8');
-    assert.equal(rendered, STOCK_BASE.replaceAll('__PILLAR__CLUSTER__DNS__', UPSTREAM_SVC_IP).replace('__PILLAR__UPSTREAM__SERVERS__', '/etc/resolv.conf'));
+    assert.equal(rendered, STOCK_TEMPLATE.replaceAll('__PILLAR__CLUSTER__DNS__', UPSTREAM_SVC_IP).replace('__PILLAR__UPSTREAM__SERVERS__', '/etc/resolv.conf'));
     assert.equal(readFileSync(join(tmp, 'node-cache.pid'), 'utf8').trim().length > 0, true);
   });
 
@@ -151,7 +153,7 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     const name = 'db.otherns.search.ns1.cluster.local.ap.k8s.io';
     // Before: the "." block sends it to the node's resolver, which knows nothing of it.
     assert.notEqual(dig(ns, LOCAL_IP, name).status, 'NOERROR');
-    updateConfigMap(nodeLocalDns, { 'Corefile.base': `${STOCK_BASE}${AP_BLOCK}\n` });
+    updateConfigMap(nodeLocalDns, { 'Corefile.base': `${STOCK_TEMPLATE}${AP_BLOCK}\n` });
     const r = await waitFor(() => {
       const d = dig(ns, LOCAL_IP, name);
       return d.status === 'NOERROR' ? d : undefined;
@@ -171,7 +173,7 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
   });
 
   test('a ConfigMap that does not load: reload failure counted, the running configuration keeps answering', async () => {
-    updateConfigMap(nodeLocalDns, { 'Corefile.base': `${STOCK_BASE}${AP_BLOCK.replace('searchpath', 'serchpath')}\n` });
+    updateConfigMap(nodeLocalDns, { 'Corefile.base': `${STOCK_TEMPLATE}${AP_BLOCK.replace('searchpath', 'serchpath')}\n` });
     await waitFor(() => value(metrics(), 'coredns_reload_failed_total') === 1, 20_000, 200);
     await waitFor(() => /Restart failed: .*serchpath/.test(cache.output()), 5000, 100).catch(() => assert.fail(cache.output()));
     assert.equal(dig(ns, LOCAL_IP, 'db.otherns.search.ns1.cluster.local.ap.k8s.io').status, 'NOERROR');
@@ -193,7 +195,7 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
   });
 
   test('-skipteardown leaves rules and interface for the next pod, which takes them over and cleans up', async () => {
-    updateConfigMap(nodeLocalDns, { 'Corefile.base': STOCK_BASE });
+    updateConfigMap(nodeLocalDns, { 'Corefile.base': STOCK_TEMPLATE });
     const first = startCache([...ARGS, '-skipteardown']);
     await listening(first);
     // The kube-dns ConfigMap is still broken: counted, and the cache runs without it.

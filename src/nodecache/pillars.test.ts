@@ -2,60 +2,8 @@
 // ConfigMap read as node-cache reads it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { STOCK_TEMPLATE } from '../testutil/manifests.js';
 import { EMPTY_KUBE_DNS_CONFIG, PillarError, parseKubeDnsConfig, parseLocalIPs, renderTemplate, serviceHostEnv, type KubeDnsConfig } from './pillars.js';
-
-/**
- * nodelocaldns.yaml's ConfigMap as an administrator installs it (the install-time sed has put
- * cluster.local, 169.254.20.10 and 10.96.0.10 in place of __PILLAR__DNS__DOMAIN__,
- * __PILLAR__LOCAL__DNS__ and __PILLAR__DNS__SERVER__); the run-time placeholders remain.
- */
-const STOCK_TEMPLATE = `cluster.local:53 {
-    errors
-    cache {
-            success 9984 30
-            denial 9984 5
-    }
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    health 169.254.20.10:8080
-    }
-in-addr.arpa:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    }
-ip6.arpa:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__CLUSTER__DNS__ {
-            force_tcp
-    }
-    prometheus :9253
-    }
-.:53 {
-    errors
-    cache 30
-    reload
-    loop
-    bind 169.254.20.10 10.96.0.10
-    forward . __PILLAR__UPSTREAM__SERVERS__
-    prometheus :9253
-    }
-`;
 
 const values = (kubeDns: KubeDnsConfig = EMPTY_KUBE_DNS_CONFIG, clusterDNS: string | null = '10.96.0.11') => ({ localIPs: ['169.254.20.10', '10.96.0.10'], port: 53, clusterDNS: clusterDNS ?? undefined, kubeDns });
 
