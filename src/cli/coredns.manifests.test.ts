@@ -1,5 +1,5 @@
 // kdns in place of the CoreDNS image, run with the exact `args:` and Corefile of stock
-// kube-system/coredns manifests (kubeadm's, k3s's), as a pod would run it: its own network
+// kube-system/coredns manifests (kubeadm's, the Helm chart's, k3s's), as a pod would run it: its own network
 // namespace, the ConfigMap mounted at /etc/coredns, a service account at
 // /var/run/secrets/kubernetes.io/serviceaccount with KUBERNETES_SERVICE_HOST/PORT pointing at an
 // API server (the fake one, over HTTPS, in a second namespace that also holds the node's
@@ -50,6 +50,27 @@ const KUBEADM_COREFILE = `.:53 {
 }
 `;
 
+/** The CoreDNS Helm chart's ConfigMap as its default values render it (coredns/helm charts/coredns). */
+const HELM_COREFILE = `.:53 {
+    errors
+    health {
+        lameduck 5s
+    }
+    ready
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 30
+    }
+    prometheus 0.0.0.0:9153
+    forward . /etc/resolv.conf
+    cache 30
+    loop
+    reload
+    loadbalance
+}
+`;
+
 /** k3s's coredns ConfigMap (manifests/coredns.yaml), with its NodeHosts key. */
 const K3S_COREFILE = `.:53 {
     errors
@@ -94,6 +115,7 @@ const CLUSTER_ANSWERS: Array<[string, string, string[]]> = [
 
 const CASES: ManifestCase[] = [
   { name: "kubeadm's Deployment", args: ['-conf', '/etc/coredns/Corefile'], configMap: { Corefile: KUBEADM_COREFILE }, answers: CLUSTER_ANSWERS },
+  { name: "the CoreDNS Helm chart's Deployment", args: ['-conf', '/etc/coredns/Corefile'], configMap: { Corefile: HELM_COREFILE }, answers: CLUSTER_ANSWERS },
   {
     name: "k3s's Deployment",
     args: ['-conf', '/etc/coredns/Corefile'],
