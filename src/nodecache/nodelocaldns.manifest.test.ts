@@ -213,4 +213,24 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     assert.deepEqual(iptablesRules(), ['*raw', '*filter']);
     assert.equal(addresses('nodelocaldns'), undefined);
   });
+
+  test('-syncinterval: a rule and the interface someone deleted are put back', async () => {
+    const p = startCache([...ARGS, '-syncinterval', '1']);
+    try {
+      await listening(p);
+      await waitFor(() => iptablesRules().length === 26, 10_000, 100);
+      ns.must(['iptables', '-t', 'raw', '-D', 'PREROUTING', '-p', 'udp', '-d', LOCAL_IP, '--dport', '53', '-j', 'NOTRACK', '-m', 'comment', '--comment', 'NodeLocal DNS Cache: skip conntrack']);
+      ns.must(['ip', 'link', 'del', 'nodelocaldns']);
+      assert.equal(iptablesRules().length, 25);
+      await waitFor(() => iptablesRules().length === 26 && addresses('nodelocaldns')?.length === 2, 10_000, 200);
+      // Put back first in its chain (prepended), so only the set is compared.
+      assert.deepEqual([...iptablesRules()].sort(), [...expectedSave([LOCAL_IP, KUBE_DNS_IP])].sort());
+      assert.deepEqual(addresses('nodelocaldns'), [`${LOCAL_IP}/32`, `${KUBE_DNS_IP}/32`]);
+      assert.deepEqual(dig(ns, LOCAL_IP, 'api.ns1.svc.cluster.local').answers, ['A 10.96.1.10']);
+      assert.match(p.output(), /Added back nodelocaldns rule - -t raw PREROUTING -p udp -d 169\.254\.20\.10 --dport 53 -j NOTRACK/);
+    } finally {
+      assert.equal(await p.stop(), 0, p.output());
+    }
+    assert.deepEqual(iptablesRules(), ['*raw', '*filter']);
+  });
 });
