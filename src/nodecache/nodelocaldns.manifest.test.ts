@@ -233,4 +233,22 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     }
     assert.deepEqual(iptablesRules(), ['*raw', '*filter']);
   });
+
+  test('iptables held by another program: every rule counted as errortype iptables_lock, DNS served anyway', async () => {
+    // In this pod only, iptables is a program that finds the xtables lock taken, as iptables does.
+    const lockedIptables = join(scratchDir('iptables'), 'iptables');
+    writeFileSync(lockedIptables, '#!/bin/sh\necho "Another app is currently holding the xtables lock. Stopped waiting after 5s." >&2\nexit 4\n', { mode: 0o755 });
+    // Bound before /tmp is covered, as the file is under the host's /tmp.
+    const locked = new Sandbox({ '/usr/sbin/iptables': lockedIptables, ...sandbox.binds });
+    const p = ns.spawn([process.execPath, ...kdnsCommand(ARGS)], { env, sandbox: locked });
+    try {
+      await listening(p);
+      await waitFor(() => value(metrics(), 'coredns_nodecache_setup_errors_total', { errortype: 'iptables_lock' }) === 24, 10_000, 200);
+      assert.equal(value(metrics(), 'coredns_nodecache_setup_errors_total', { errortype: 'iptables' }), 0);
+      assert.deepEqual(dig(ns, LOCAL_IP, 'api.ns1.svc.cluster.local').answers, ['A 10.96.1.10']);
+      assert.deepEqual(iptablesRules(), ['*raw', '*filter']);
+    } finally {
+      assert.equal(await p.stop(), 0, p.output());
+    }
+  });
 });

@@ -134,7 +134,7 @@ export class Sandbox {
       'set -e',
       `mount -t overlay overlay -o lowerdir=/etc,upperdir=${q(`${s}/etc-up`)},workdir=${q(`${s}/etc-work`)} /etc`,
       `mount -t overlay overlay -o lowerdir=/run,upperdir=${q(`${s}/run-up`)},workdir=${q(`${s}/run-work`)} /run`,
-      ...Object.entries(this.binds).map(([inside, host]) => `if [ -d ${q(host)} ]; then mkdir -p ${q(inside)}; else mkdir -p "$(dirname ${q(inside)})"; touch ${q(inside)}; fi; mount --bind ${q(host)} ${q(inside)}`),
+      ...Object.entries(this.binds).map(([inside, host]) => `if [ -d ${q(host)} ]; then mkdir -p ${q(inside)}; elif [ ! -e ${q(inside)} ]; then mkdir -p "$(dirname ${q(inside)})"; touch ${q(inside)}; fi; mount --bind ${q(host)} ${q(inside)}`),
       'exec "$@"',
     ];
     return ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', lines.join('\n'), 'sandbox', ...cmd];
