@@ -85,31 +85,28 @@ function checkNameservers(what: string, servers: unknown): string[] {
  */
 export function parseKubeDnsConfig(files: ReadonlyMap<string, string>): KubeDnsConfig {
   const out: KubeDnsConfig = { stubDomains: {}, upstreamNameservers: [] };
-  const stub = files.get('stubDomains');
-  if (stub !== undefined && stub.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(stub);
-    } catch (e) {
-      throw new PillarError(`stubDomains: ${(e as Error).message}`);
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new PillarError('stubDomains: must be a JSON object of domain → nameservers');
-    for (const [domain, servers] of Object.entries(parsed as Record<string, unknown>)) {
+  const stub = jsonKey(files, 'stubDomains');
+  if (stub !== undefined) {
+    if (stub === null || typeof stub !== 'object' || Array.isArray(stub)) throw new PillarError('stubDomains: must be a JSON object of domain → nameservers');
+    for (const [domain, servers] of Object.entries(stub as Record<string, unknown>)) {
       if (!DNS1123_SUBDOMAIN.test(domain)) throw new PillarError(`stubDomains: invalid domain name: "${domain}"`);
       out.stubDomains[domain] = checkNameservers(`stubDomains["${domain}"]`, servers);
     }
   }
-  const up = files.get('upstreamNameservers');
-  if (up !== undefined && up.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(up);
-    } catch (e) {
-      throw new PillarError(`upstreamNameservers: ${(e as Error).message}`);
-    }
-    out.upstreamNameservers = checkNameservers('upstreamNameservers', parsed);
-  }
+  const up = jsonKey(files, 'upstreamNameservers');
+  if (up !== undefined) out.upstreamNameservers = checkNameservers('upstreamNameservers', up);
   return out;
+}
+
+/** A key's JSON value; undefined when the key is absent or blank. */
+function jsonKey(files: ReadonlyMap<string, string>, key: string): unknown {
+  const text = files.get(key);
+  if (text === undefined || text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new PillarError(`${key}: ${(e as Error).message}`);
+  }
 }
 
 /** -localip: addresses, all of one family (node-cache refuses a mix). */
