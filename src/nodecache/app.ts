@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync, 
 import { basename, dirname, join } from 'node:path';
 import { endpointFor, parseHttpAddress } from '../plugins/health/endpoint.js';
 import type { Logger } from '../server/log.js';
-import { Counter, type Registry } from '../server/promclient.js';
+import { Counter } from '../server/promclient.js';
 import { counter } from '../server/metrics.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle } from './iface.js';
@@ -172,20 +172,22 @@ export class NodeCacheApp {
     this.server.shared.metrics.registerMetric(this.setupErrors);
     // Exported from the start, as node-cache (CoreDNS's reload plugin registers it at init) does.
     counter(this.server.shared.metrics, 'coredns_reload_failed_total', 'Counter of the number of failed reload attempts.');
-    await this.serveMetrics(this.server.shared.metrics);
+    await this.serveMetrics(this.server);
     if (p.setupIptables) await this.ensureIptables();
     this.timers.push(setInterval(() => void this.periodic(), p.syncIntervalMs).unref());
     this.watchConfig();
   }
 
-  private async serveMetrics(registry: Registry): Promise<void> {
+  /** -metrics-listen-address: the server's whole registry, setup errors included, as node-cache's default registry is. */
+  private async serveMetrics(server: KdnsServer): Promise<void> {
+    const registry = server.shared.metrics;
     const address = parseHttpAddress(this.params.metricsListen);
     if (typeof address === 'string') {
       this.log.error(`Failed to start metrics handler: ${address}`);
       return;
     }
     try {
-      this.releaseMetrics = await endpointFor(this.server?.shared as KdnsServer['shared'], address).claim(
+      this.releaseMetrics = await endpointFor(server.shared, address).claim(
         '/metrics',
         async (_req, res) => {
           res.writeHead(200, { 'Content-Type': registry.contentType }).end(await registry.metrics());
