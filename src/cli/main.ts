@@ -3,12 +3,35 @@
 // time and memory) for the operator's or the pod tools' dependencies.
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
+import { basename } from 'node:path';
 import { EXIT_USAGE } from './exit.js';
+import { NODE_CACHE_ONLY_FLAGS } from './dropin-flags.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../../package.json') as { version: string };
 
 type Register = (program: Command) => void;
+
+/**
+ * When kdns stands in for the CoreDNS or node-cache binary, which of the two, and where its
+ * arguments start. An image whose entrypoint is kdns gets a stock manifest's `args:` as they
+ * are: flags in Go's syntax with no subcommand. The node-cache binary always needs -localip,
+ * and its other own flags are named nowhere in CoreDNS's, so one of them means node-cache;
+ * any other single-dash start means CoreDNS. A binary (link) named `coredns` or `node-cache`,
+ * or the explicit `kdns coredns …` / `kdns node-cache …`, says it outright.
+ */
+export function dropInMode(argv: readonly string[]): { mode: 'coredns' | 'node-cache'; argsFrom: number } | undefined {
+  const invokedAs = basename(argv[1] ?? '');
+  if (invokedAs === 'coredns' || invokedAs === 'node-cache') return { mode: invokedAs, argsFrom: 2 };
+  const first = argv[2];
+  if (first === 'coredns' || first === 'node-cache') return { mode: first, argsFrom: 3 };
+  if (first === undefined || !/^-[^-]/.test(first) || first === '-V' || first === '-h') return undefined;
+  const names = argv.slice(2).flatMap((a) => {
+    const m = /^--?([^=]+)/.exec(a);
+    return m ? [m[1] as string] : [];
+  });
+  return { mode: names.some((n) => NODE_CACHE_ONLY_FLAGS.has(n)) ? 'node-cache' : 'coredns', argsFrom: 2 };
+}
 
 /** Subcommands in the order `kdns --help` lists them. */
 const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Register }>]> = [
@@ -19,6 +42,8 @@ const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Reg
   ['explain', () => import('./explain.js')],
   ['operator', () => import('./operator.js')],
   ['node-resolver', () => import('./node-resolver.js')],
+  ['coredns', () => import('./coredns.js')],
+  ['node-cache', () => import('./node-cache.js')],
 ];
 
 function baseProgram(): Command {
@@ -38,6 +63,14 @@ export async function buildProgram(only?: string): Promise<Command> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  const dropin = dropInMode(argv);
+  if (dropin) {
+    // Go flag syntax (-conf, -localip…), which commander does not speak: straight to the mode.
+    const args = argv.slice(dropin.argsFrom);
+    if (dropin.mode === 'coredns') await (await import('./coredns.js')).runCoreDNS(args);
+    else await (await import('./node-cache.js')).runNodeCache(args);
+    return;
+  }
   const first = argv[2];
   const known = SUBCOMMANDS.some(([name]) => name === first);
   const program = await buildProgram(known ? first : undefined);

@@ -34,7 +34,8 @@ function usage(message: string): never {
   throw new FlagError(message);
 }
 
-function readable(path: string): string | undefined {
+/** A file's text, or undefined when it cannot be read (forward's TO reads resolv.conf files through this). */
+export function readable(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch {

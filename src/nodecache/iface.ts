@@ -39,13 +39,19 @@ function prefix(ip: string): string {
   return isIPv6(ip) ? `${ip}/128` : `${ip}/32`;
 }
 
-async function exists(ip: IpRunner, name: string): Promise<boolean> {
+/** Whether a link of that name exists. */
+export async function interfaceExists(name: string, ip: IpRunner = runIp): Promise<boolean> {
   try {
     await ip(['link', 'show', 'dev', name]);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Deletes the link whoever made it (node-cache's teardown: the interface is the DaemonSet's, not one pod's). */
+export async function removeInterface(name: string, ip: IpRunner = runIp): Promise<void> {
+  if (await interfaceExists(name, ip)) await ip(['link', 'del', 'dev', name]);
 }
 
 /** Creates the link: a dummy, else (no dummy driver in this kernel) a bridge without ports. */
@@ -61,7 +67,7 @@ async function createLink(ip: IpRunner, name: string): Promise<'dummy' | 'bridge
 }
 
 export async function setupInterface(name: string, addresses: readonly string[], ip: IpRunner = runIp): Promise<InterfaceHandle> {
-  const created = !(await exists(ip, name));
+  const created = !(await interfaceExists(name, ip));
   const added: string[] = [];
   let kind: 'dummy' | 'bridge' | undefined;
   const undo = async (): Promise<void> => {

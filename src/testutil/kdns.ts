@@ -12,7 +12,8 @@ const mainURL = new URL(fromSource ? '../cli/main.ts' : '../cli/main.js', import
 /** node arguments that start `kdns` with `args`. */
 export function kdnsCommand(args: readonly string[]): string[] {
   const code = `import(${JSON.stringify(pathToFileURL(fileURLToPath(mainURL)).href)}).then((m) => m.main(['node', 'kdns', ...process.argv.slice(1)]))`;
-  return [...(fromSource ? ['--import', 'tsx'] : []), '-e', code, ...args];
+  // '--': what follows is kdns's, even when it looks like a node option (-conf).
+  return [...(fromSource ? ['--import', 'tsx'] : []), '-e', code, '--', ...args];
 }
 
 export interface KdnsResult {
@@ -58,4 +59,10 @@ export function startKdns(args: readonly string[]): { child: ChildProcess; outpu
       clearTimeout(timer);
     },
   };
+}
+
+/** node arguments that run the test helper script `name` (a file of src/testutil/, e.g. 'apiserver-main'). */
+export function helperScript(name: string): string[] {
+  const url = new URL(`./${name}${fromSource ? '.ts' : '.js'}`, import.meta.url);
+  return [...(fromSource ? ['--import', 'tsx'] : []), fileURLToPath(url)];
 }

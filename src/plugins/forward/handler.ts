@@ -173,14 +173,14 @@ export class Forwarder implements Plugin {
       const left = deadline - Date.now();
       if (left <= 0) break;
       let wire: Buffer;
+      let rcode: number;
       try {
-        wire = await this.exchange(u, req, Math.min(this.timing.exchangeTimeoutMs, left));
+        ({ wire, rcode } = await this.exchange(u, req, Math.min(this.timing.exchangeTimeoutMs, left)));
       } catch (e) {
         lastError = e;
         if (this.options.maxFails > 0) u.health.trigger();
         continue;
       }
-      const rcode = replyRcode(wire);
       u.cells.response(rcode).inc();
       req.metadata.set('forward/upstream', u.label);
       if (this.nextRcodes.has(rcode)) {
@@ -197,9 +197,10 @@ export class Forwarder implements Plugin {
   /**
    * One upstream, one query: the request's own bytes (so a plugin before us that wants to change
    * what goes upstream derives a new request), over the client's transport unless force_tcp or
-   * prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
+   * prefer_udp say otherwise; a truncated UDP reply is asked again over TCP. The duration is
+   * recorded under the reply's RCODE, as CoreDNS does; an exchange that got no reply records none.
    */
-  private async exchange(u: Upstream, req: DnsRequest, timeoutMs: number): Promise<Buffer> {
+  private async exchange(u: Upstream, req: DnsRequest, timeoutMs: number): Promise<{ wire: Buffer; rcode: number }> {
     const o = this.options;
     const proto: Proto = o.forceTcp ? 'tcp' : o.preferUdp ? 'udp' : req.transport;
     const started = process.hrtime.bigint();
@@ -209,8 +210,9 @@ export class Forwarder implements Plugin {
       const spent = Number(process.hrtime.bigint() - started) / 1e6;
       wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - spent));
     }
-    u.cells.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    return wire;
+    const rcode = replyRcode(wire);
+    u.cells.duration(rcode).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return { wire, rcode };
   }
 
   start(): void {

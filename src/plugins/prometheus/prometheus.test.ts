@@ -7,6 +7,7 @@ import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { familyOf, rcodeLabel, serverLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
+import { parseExposition, value, type Sample } from '../../testutil/prom.js';
 
 describe('prometheus setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number } }> = [
@@ -67,29 +68,6 @@ describe('label values', () => {
   ];
   for (const [address, port, want] of servers) test(`server label ${want}`, () => assert.equal(serverLabel(address, port), want));
 });
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-function parseExposition(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] as string] = l[2] as string;
-    out.push({ name: m[1] as string, labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** Sum of the samples of `name` whose labels include `match`. */
-function value(samples: Sample[], name: string, match: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
-}
 
 describe('prometheus end to end: real dig, real scrape', () => {
   let s: TestServer;
