@@ -13,6 +13,7 @@ type Register = (program: Command) => void;
 /** Subcommands in the order `kdns --help` lists them. */
 const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Register }>]> = [
   ['serve', () => import('./serve.js')],
+  ['corefile', () => import('./check.js')],
   ['nodecache', () => import('./nodecache.js')],
   ['resolvconf', () => import('./resolvconf.js')],
   ['validate', () => import('./validate.js')],
