@@ -6,7 +6,6 @@
 
 import http from 'node:http';
 import http2 from 'node:http2';
-import type tls from 'node:tls';
 import { decodeMessage } from '../dns/codec.js';
 import { RCode, RRType } from '../dns/types.js';
 import type { Message } from '../dns/types.js';
@@ -14,7 +13,7 @@ import type { Dispatcher, Outcome } from './dispatch.js';
 import { plainAddress, type TcpLimits } from './listeners.js';
 import type { TlsSettings } from './plugin.js';
 import type { ClientInfo } from './request.js';
-import { closeServer, listenOn, TlsIdentity, trackSockets, type SecureListener } from './tlslistener.js';
+import { listenHandoff, secureServer, tlsServerOptions, type SecureListener } from './tlslistener.js';
 
 export const DOH_PATH = '/dns-query';
 export const DOH_MEDIA_TYPE = 'application/dns-message';
@@ -132,8 +131,8 @@ async function serveDoh(req: DohRequest, res: DohResponse, dispatcher: Dispatche
   send(res, 200, count, bytes, age);
 }
 
-/** DNS over HTTPS on address:port; cleartext HTTP/1.1 when `settings` is undefined. */
-export async function listenHttps(
+/** DNS over HTTPS on address:port; cleartext HTTP/1.1 while `settings` is undefined. */
+export function listenHttps(
   address: string,
   port: number,
   dispatcher: Dispatcher,
@@ -147,33 +146,15 @@ export async function listenHttps(
       else res.destroy();
     });
   };
-  let identity: TlsIdentity | undefined;
-  let server: http.Server | http2.Http2SecureServer;
-  if (settings) {
-    const secure = http2.createSecureServer({ ...TlsIdentity.serverOptions(settings), allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'] }, onRequest);
+  return listenHandoff('https', address, port, limits, settings, (s) => {
+    if (!s) {
+      const plain = http.createServer({ keepAliveTimeout: limits.idleTimeoutMs, headersTimeout: limits.idleTimeoutMs }, onRequest);
+      return (socket) => plain.emit('connection', socket);
+    }
+    // HTTP/2 is what DoH clients prefer (RFC 8484 recommends it); HTTP/1.1 stays for curl and scripts.
+    const secure = http2.createSecureServer({ ...tlsServerOptions(s, limits), allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'] }, onRequest);
     secure.setTimeout(limits.idleTimeoutMs);
-    const id = new TlsIdentity(secure, settings);
-    identity = id;
-    secure.on('secureConnection', (socket: tls.TLSSocket) => id.admit(socket));
-    secure.on('tlsClientError', (_err, socket) => socket.destroy());
-    server = secure;
-  } else {
-    const plain = http.createServer(onRequest);
-    plain.keepAliveTimeout = limits.idleTimeoutMs;
-    plain.headersTimeout = limits.idleTimeoutMs;
-    server = plain;
-  }
-  server.maxConnections = limits.maxConnections;
-  const sockets = trackSockets(server, 'connection');
-  const bound = await listenOn(server, address, port);
-  return {
-    transport: 'https',
-    secure: identity !== undefined,
-    address,
-    port: bound,
-    update: (s) => {
-      if (s && identity) identity.update(s);
-    },
-    close: () => closeServer(server, sockets),
-  };
+    secureServer(secure, s);
+    return (socket) => secure.emit('connection', socket);
+  });
 }

@@ -40,10 +40,9 @@ interface OpenListener {
   sockets: Array<Listener | SecureListener>;
 }
 
-/** Listeners are reused across reloads by this key; TLS presence is part of it (a cleartext socket cannot start speaking TLS). */
-function listenKey(spec: Pick<ListenSpec, 'transport' | 'address' | 'port' | 'tls'>): string {
-  const secure = spec.transport !== 'dns' && spec.tls !== undefined ? '+tls' : '';
-  return `${spec.transport}${secure}|${spec.address}|${spec.port}`;
+/** Listeners are reused across reloads by this key (a tls:// or https:// listener takes new certificates in place). */
+function listenKey(spec: Pick<ListenSpec, 'transport' | 'address' | 'port'>): string {
+  return `${spec.transport}|${spec.address}|${spec.port}`;
 }
 
 function closeListener(o: OpenListener): Promise<void[]> {
@@ -131,7 +130,11 @@ export class KdnsServer implements ServerControl {
       o.spec = spec;
       o.dispatcher.zones = spec.zones;
       o.dispatcher.debug = spec.debug;
-      for (const l of o.sockets) if ('update' in l) l.update(spec.tls);
+      for (const l of o.sockets) {
+        if (!('update' in l)) continue;
+        if (l.secure && !spec.tls) this.warnCleartext(spec);
+        l.update(spec.tls);
+      }
     }
     setDebugLogging(instance.listens.some((l) => l.debug));
     const retired: OpenListener[] = [];
@@ -157,7 +160,7 @@ export class KdnsServer implements ServerControl {
     });
     const shown = spec.address === '' ? '' : spec.address;
     if (spec.transport !== 'dns') {
-      if (!spec.tls) this.log.warn(`${spec.transport}://${shown}:${spec.port} has no tls directive: serving ${spec.transport === 'tls' ? 'DNS over plain TCP' : 'DoH over plain HTTP'}`);
+      if (!spec.tls) this.warnCleartext(spec);
       try {
         return { spec, dispatcher, sockets: [await this.openSecure(spec, dispatcher)] };
       } catch (e) {
@@ -179,6 +182,11 @@ export class KdnsServer implements ServerControl {
       throw new Error(`listen tcp ${shown}:${udp.port}: ${describeError(e)}`);
     }
     return { spec, dispatcher, sockets: [udp, tcp] };
+  }
+
+  private warnCleartext(spec: ListenSpec): void {
+    const what = spec.transport === 'tls' ? 'DNS over plain TCP' : 'DoH over plain HTTP';
+    this.log.warn(`${spec.transport}://${spec.address}:${spec.port} has no tls directive: serving ${what}`);
   }
 
   private openSecure(spec: ListenSpec, dispatcher: Dispatcher): Promise<SecureListener> {

@@ -196,6 +196,26 @@ describe('DoT client_auth', () => {
 });
 
 describe('DoT connections', () => {
+  test('a reload turns TLS on and off on the same port, without closing it', async () => {
+    const plain = 'tls://example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.1.2.3 www.example.org\n    }\n}\n';
+    const s = await startTestServer(plain);
+    try {
+      const overTls = async (): Promise<string | undefined> => (await kdig(s.port, [...verified(), 'www.example.org', 'A'])).answers[0]?.status;
+      const overTcp = async (): Promise<string> => (await dig('www.example.org', 'A', { server: '127.0.0.1', port: s.port, args: ['+tcp'] })).status;
+      assert.equal(await overTcp(), 'NOERROR');
+      writeFileSync(s.corefilePath, corefile('nocert').replaceAll('{PORT}', String(s.port)));
+      assert.equal(await s.server.reload(), true);
+      assert.equal(await overTls(), 'NOERROR');
+      assert.deepEqual(s.server.listening(), [{ transport: 'tls', secure: true, address: '127.0.0.1', port: s.port }]);
+      writeFileSync(s.corefilePath, plain.replaceAll('{PORT}', String(s.port)));
+      assert.equal(await s.server.reload(), true);
+      assert.equal(await overTcp(), 'NOERROR');
+      assert.equal(s.logs.filter((l) => l.includes('has no tls directive')).length, 2, s.logs.join('\n'));
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('an idle connection is closed after the idle timeout', async () => {
     const port = await freePort();
     const dir = certs.dir;

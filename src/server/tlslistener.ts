@@ -2,25 +2,32 @@
 // handling unchanged: the same 2-byte framing, pipelining, idle timeout and per-connection
 // limits (listeners.ts). A tls:// block without a `tls` directive is served over plain TCP,
 // as CoreDNS does.
+//
+// The listening socket outlives reloads; each accepted connection is handed to the TLS server
+// built for the config current at that moment. A reload that changes certificates, client_auth
+// or turns TLS on or off builds a new one: open connections keep the one they started with.
 
 import { appendFile } from 'node:fs';
-import type net from 'node:net';
+import net from 'node:net';
 import tls from 'node:tls';
 import type { Dispatcher } from './dispatch.js';
-import { listenTcp, serveConnection, type TcpLimits } from './listeners.js';
+import { serveConnection, type TcpLimits } from './listeners.js';
 import type { ClientAuth, TlsSettings } from './plugin.js';
 
 /** A listener of an encrypted transport; a reload may hand it new certificates. */
 export interface SecureListener {
   readonly transport: 'tls' | 'https';
-  /** True when it speaks TLS (the block has a `tls` directive), false for cleartext. */
+  /** True while it speaks TLS (the block has a `tls` directive), false for cleartext. */
   readonly secure: boolean;
   readonly address: string;
   readonly port: number;
-  /** Takes the certificates and client_auth of a reloaded config for new connections. */
+  /** Takes the tls settings of a reloaded config (undefined: cleartext) for new connections. */
   update(settings: TlsSettings | undefined): void;
   close(): Promise<void>;
 }
+
+/** Takes one accepted TCP connection. */
+export type ConnectionHandler = (socket: net.Socket) => void;
 
 /** Certificates as Node's TLS takes them. */
 function contextOptions(s: TlsSettings): tls.SecureContextOptions {
@@ -30,11 +37,6 @@ function contextOptions(s: TlsSettings): tls.SecureContextOptions {
 /** Checks the tls directive's files by building the context a listener would use; throws Node's reason. */
 export function checkTlsSettings(s: TlsSettings): void {
   tls.createSecureContext(contextOptions(s));
-}
-
-/** Whether the handshake asks for a client certificate, and whether Node itself refuses an unverified one. */
-function handshakePolicy(mode: ClientAuth): { requestCert: boolean; rejectUnauthorized: boolean } {
-  return { requestCert: mode !== 'nocert', rejectUnauthorized: mode === 'require_and_verify' };
 }
 
 function hasPeerCertificate(socket: tls.TLSSocket): boolean {
@@ -53,105 +55,89 @@ export function refusedByClientAuth(socket: tls.TLSSocket, mode: ClientAuth): bo
   return false;
 }
 
-/**
- * The part of a TLS listener a reload changes: certificates, client_auth and key log apply to
- * connections accepted after it; connections already open keep what they started with.
- */
-export class TlsIdentity {
-  private settings: TlsSettings;
-
-  constructor(
-    private readonly server: tls.Server,
-    settings: TlsSettings,
-  ) {
-    this.settings = settings;
-    this.apply(settings);
-    server.on('keylog', (line: Buffer) => {
-      const file = this.settings.keylog;
-      if (file) appendFile(file, line, { mode: 0o600 }, () => undefined);
-    });
-  }
-
-  /** Server options at creation: the first identity. */
-  static serverOptions(settings: TlsSettings): tls.TlsOptions {
-    return { ...contextOptions(settings), ...handshakePolicy(settings.clientAuth) };
-  }
-
-  update(settings: TlsSettings): void {
-    this.settings = settings;
-    this.apply(settings);
-    this.server.setSecureContext(contextOptions(settings));
-  }
-
-  /** False (and the socket closed) when client_auth refuses the peer. */
-  admit(socket: tls.TLSSocket): boolean {
-    if (!refusedByClientAuth(socket, this.settings.clientAuth)) return true;
-    socket.destroy();
-    return false;
-  }
-
-  private apply(settings: TlsSettings): void {
-    // tls.Server reads these per connection (Node's _tls_wrap), so a reload may change them.
-    const target = this.server as tls.Server & { requestCert: boolean; rejectUnauthorized: boolean };
-    Object.assign(target, handshakePolicy(settings.clientAuth));
-  }
+/** Server options for one identity: certificates, whether a client certificate is asked for and whether Node itself refuses an unverified one. */
+export function tlsServerOptions(s: TlsSettings, limits: TcpLimits): tls.TlsOptions {
+  return { ...contextOptions(s), requestCert: s.clientAuth !== 'nocert', rejectUnauthorized: s.clientAuth === 'require_and_verify', handshakeTimeout: limits.idleTimeoutMs };
 }
 
-/** Closes the server and every connection it accepted. */
-export function closeServer(server: net.Server, sockets: Set<net.Socket>): Promise<void> {
-  return new Promise<void>((r) => {
-    server.close(() => r());
-    for (const s of sockets) s.destroy();
+/**
+ * Wires the parts every TLS server of kdns shares onto `server` (a tls.Server or an HTTP/2 secure
+ * server, never listening itself): the key log, failed handshakes ending only their connection,
+ * and client_auth after the handshake. `onSecure` gets each admitted connection.
+ */
+export function secureServer<S extends tls.Server>(server: S, s: TlsSettings, onSecure?: (socket: tls.TLSSocket) => void): S {
+  if (s.keylog) {
+    const file = s.keylog;
+    server.on('keylog', (line: Buffer) => appendFile(file, line, { mode: 0o600 }, () => undefined));
+  }
+  server.on('tlsClientError', (_err, socket) => socket.destroy());
+  server.on('secureConnection', (socket: tls.TLSSocket) => {
+    if (refusedByClientAuth(socket, s.clientAuth)) socket.destroy();
+    else onSecure?.(socket);
   });
+  return server;
 }
 
 /** Listens on address:port ('' = every address, dual-stack); rejects with the bind error. */
-export function listenOn(server: net.Server, address: string, port: number): Promise<number> {
-  server.on('error', () => undefined);
+function listenOn(server: net.Server, address: string, port: number): Promise<number> {
   return new Promise<number>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen({ port, host: address === '' ? '::' : address, ipv6Only: false }, () => {
       server.off('error', reject);
+      server.on('error', () => undefined);
       resolveListen((server.address() as net.AddressInfo).port);
     });
   });
 }
 
-/** Remembers open connections so close() can end them. */
-export function trackSockets(server: net.Server, event: 'connection' | 'secureConnection'): Set<net.Socket> {
+/**
+ * A TCP listener whose connections go to the handler `handlerFor` builds for the current tls
+ * settings; `update` builds the next one. Closing ends every connection it accepted.
+ */
+export async function listenHandoff(
+  transport: 'tls' | 'https',
+  address: string,
+  port: number,
+  limits: TcpLimits,
+  settings: TlsSettings | undefined,
+  handlerFor: (settings: TlsSettings | undefined) => ConnectionHandler,
+): Promise<SecureListener> {
+  let current = settings;
+  let handle = handlerFor(settings);
   const sockets = new Set<net.Socket>();
-  server.on(event, (socket: net.Socket) => {
+  const server = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+    handle(socket);
   });
-  return sockets;
-}
-
-/** DNS over TLS on address:port; plain DNS over TCP when `settings` is undefined. */
-export async function listenTls(address: string, port: number, dispatcher: Dispatcher, settings: TlsSettings | undefined, limits: TcpLimits): Promise<SecureListener> {
-  if (!settings) {
-    const plain = await listenTcp(address, port, dispatcher, limits);
-    return { transport: 'tls', secure: false, address, port: plain.port, update: () => undefined, close: () => plain.close() };
-  }
-  const server = tls.createServer({ ...TlsIdentity.serverOptions(settings), handshakeTimeout: limits.idleTimeoutMs });
   server.maxConnections = limits.maxConnections;
-  const identity = new TlsIdentity(server, settings);
-  // Sockets are tracked from TCP accept, so close() also ends handshakes still in progress.
-  const sockets = trackSockets(server, 'connection');
-  server.on('secureConnection', (socket: tls.TLSSocket) => {
-    if (identity.admit(socket)) serveConnection(socket, dispatcher, limits);
-  });
-  // A failed handshake (bad client certificate, not TLS at all) ends that connection only.
-  server.on('tlsClientError', (_err, socket) => socket.destroy());
   const bound = await listenOn(server, address, port);
   return {
-    transport: 'tls',
-    secure: true,
+    transport,
+    get secure() {
+      return current !== undefined;
+    },
     address,
     port: bound,
-    update: (s) => {
-      if (s) identity.update(s);
+    update(next) {
+      if (next === current) return;
+      current = next;
+      handle = handlerFor(next);
     },
-    close: () => closeServer(server, sockets),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        for (const s of sockets) s.destroy();
+      }),
   };
+}
+
+/** DNS over TLS on address:port; plain DNS over TCP while `settings` is undefined. */
+export function listenTls(address: string, port: number, dispatcher: Dispatcher, settings: TlsSettings | undefined, limits: TcpLimits): Promise<SecureListener> {
+  const serve = (socket: net.Socket): void => serveConnection(socket, dispatcher, limits);
+  return listenHandoff('tls', address, port, limits, settings, (s) => {
+    if (!s) return serve;
+    const server = secureServer(tls.createServer(tlsServerOptions(s, limits)), s, serve);
+    return (socket) => server.emit('connection', socket);
+  });
 }

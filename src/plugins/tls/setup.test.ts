@@ -1,7 +1,8 @@
 // tls setup: syntax, file loading, and that every bad value is an error naming its line.
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseCorefile } from '../../corefile/parser.js';
 import { join } from 'node:path';
 import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
 import { makeTestCerts, type TestCerts } from '../../testutil/certs.js';
@@ -93,4 +94,13 @@ describe('tls: load', () => {
     runSetup('tls server.pem server.key', block);
     assertCorefileError(() => runSetup('tls server.pem server.key', block), 'Corefile:2: TLS already configured for this server block (one tls directive per block)');
   });
+});
+
+test('tls: the README examples parse', () => {
+  const readme = readFileSync(new URL('../../../src/plugins/tls/README.md', import.meta.url), 'utf8');
+  const examples = [...readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)].map((m) => m[1] as string);
+  const parsed = examples.flatMap((text) =>
+    parseCorefile(text, { file: 'Corefile', baseDir: '/etc/kdns' }).flatMap((b) => b.directives.filter((d) => d.name === 'tls').map((d) => parseTls(d, COREFILE).clientAuth)),
+  );
+  assert.deepEqual(parsed, ['nocert', 'require_and_verify']);
 });
