@@ -3,7 +3,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import https from 'node:https';
 import { promisify } from 'node:util';
 import { decodeMessage, encodeMessage } from '../dns/codec.js';
@@ -13,6 +15,8 @@ import { makeTestCerts, type TestCerts } from '../testutil/certs.js';
 import { kdig } from '../testutil/kdig.js';
 import { dig } from '../testutil/dig.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
+import { startKdns } from '../testutil/kdns.js';
+import { freePort, waitFor } from '../testutil/net.js';
 import { maxAge, queryFromGet } from './doh.js';
 
 const run = promisify(execFile);
@@ -165,6 +169,37 @@ describe('DoH variants', () => {
       assert.deepEqual(r.answers.map((a) => a.status), ['NOERROR'], r.output);
     } finally {
       await s.stop();
+    }
+  });
+});
+
+describe('kdns serve with plain, tls:// and https:// blocks', () => {
+  test('one process answers the same zone over UDP, DoT and DoH', async () => {
+    const [dnsPort, dotPort, dohPort] = [await freePort(), await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-doh-'));
+    const zone = `
+    bind 127.0.0.1
+    hosts {
+        10.1.2.3 www.example.org
+    }`;
+    writeFileSync(
+      join(dir, 'Corefile'),
+      `example.org:${dnsPort} {${zone}\n}\ntls://example.org:${dotPort} {\n    tls ${certs.serverCert} ${certs.serverKey}${zone}\n}\nhttps://example.org:${dohPort} {\n    tls ${certs.serverCert} ${certs.serverKey}${zone}\n}\n`,
+    );
+    const kdns = startKdns(['serve', '--conf', join(dir, 'Corefile')]);
+    try {
+      const trust = [`+tls-ca=${certs.ca}`, '+tls-hostname=localhost'];
+      const viaDoh = await waitFor(async () => (await kdig(dohPort, [...trust, '+https', 'www.example.org', 'A'])).answers[0], 15_000, 200).catch((e: unknown) => {
+        throw new Error(`${String(e)}\n${kdns.output()}`);
+      });
+      const viaDot = (await kdig(dotPort, [...trust, 'www.example.org', 'A'])).answers[0];
+      const viaUdp = await dig('www.example.org', 'A', { server: '127.0.0.1', port: dnsPort });
+      assert.deepEqual(
+        [viaUdp.answer.map((a) => a.data), viaDot?.answer, viaDoh.answer],
+        [['10.1.2.3'], ['www.example.org. A 10.1.2.3'], ['www.example.org. A 10.1.2.3']],
+      );
+    } finally {
+      await kdns.stop();
     }
   });
 });
