@@ -36,6 +36,7 @@ export function dropInMode(argv: readonly string[]): { mode: 'coredns' | 'node-c
 /** Subcommands in the order `kdns --help` lists them. */
 const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Register }>]> = [
   ['serve', () => import('./serve.js')],
+  ['corefile', () => import('./check.js')],
   ['nodecache', () => import('./nodecache.js')],
   ['resolvconf', () => import('./resolvconf.js')],
   ['validate', () => import('./validate.js')],

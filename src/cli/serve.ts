@@ -7,6 +7,7 @@ import { startServer, type KdnsServer } from '../server/server.js';
 import { createLogger } from '../server/log.js';
 import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
+import { runCheck } from './check.js';
 
 const DEMO_COREFILE = fileURLToPath(new URL('../../examples/Corefile', import.meta.url));
 
@@ -14,6 +15,7 @@ interface ServeFlags {
   conf?: string;
   cluster?: string;
   dnsPort: string;
+  check?: boolean;
 }
 
 /** ./Corefile when there is one, else the demo Corefile shipped in examples/. */
@@ -49,6 +51,7 @@ export function register(program: Command): void {
     .option('-c, --conf <file>', 'Corefile to load (default: ./Corefile, else the demo examples/Corefile)')
     .option('--cluster <dir>', 'directory of Kubernetes manifests for every kubernetes block that names no source')
     .option('--dns-port <port>', 'port for server blocks whose keys name none (CoreDNS -dns.port)', '53')
+    .option('--check', 'load and set up every server block without listening, then exit 0 (valid) or 1 (file:line of the error)')
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.dnsPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -60,6 +63,7 @@ export function register(program: Command): void {
         console.error(`kdns serve: ${corefilePath}: no such file`);
         process.exit(EXIT_INVALID);
       }
+      if (flags.check) await runCheck(corefilePath, { defaultPort: port, clusterDir: flags.cluster });
       const log = createLogger();
       try {
         const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: flags.cluster }, log });

@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
 import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
-import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next } from './plugin.js';
+import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
 import { pluginRank } from './order.js';
+import { removedDirective } from './obsolete.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
 
@@ -17,17 +18,25 @@ export type Handler = (req: DnsRequest) => ReturnType<Next>;
 /** A server block ready to answer: its zones and its chain. */
 export interface LoadedBlock {
   info: BlockInfo;
+  transport: ListenTransport;
   plugins: Plugin[];
   handle: Handler;
 }
 
+/** The transports kdns serves: plain DNS (UDP+TCP), DNS over TLS, DNS over HTTPS. */
+export type ListenTransport = 'dns' | 'tls' | 'https';
+
 /** Where a group of blocks listens; blocks sharing transport, address and port share a listener. */
 export interface ListenSpec {
-  transport: 'dns';
+  transport: ListenTransport;
   address: string;
   port: number;
   /** zone → block: the longest matching zone wins. */
   zones: Map<string, LoadedBlock>;
+  /** Certificates of a tls:// or https:// listener (the `tls` directive of its blocks; the last one wins, as in CoreDNS). Absent: cleartext. */
+  tls?: TlsSettings;
+  /** A block on this listener has `debug`: errors thrown by plugins are not recovered. */
+  debug: boolean;
 }
 
 export interface ConfigInstance {
@@ -75,6 +84,18 @@ export function buildChain(plugins: Plugin[]): Handler {
   return next;
 }
 
+const SERVED_TRANSPORTS: ReadonlySet<string> = new Set<ListenTransport>(['dns', 'tls', 'https']);
+
+/** The one transport of a block's keys; kdns serves dns://, tls:// and https://. */
+function blockTransport(block: ServerBlock, keys: ServerKey[]): ListenTransport {
+  for (const k of keys) {
+    if (!SERVED_TRANSPORTS.has(k.transport)) throw CorefileError.at(block, `transport ${k.transport}:// is not supported by kdns (key "${k.raw}"); use dns://, tls:// or https://`);
+  }
+  const kinds = new Set(keys.map((k) => k.transport));
+  if (kinds.size > 1) throw CorefileError.at(block, `keys of one server block must share a transport (got ${[...kinds].map((t) => `${t}://`).join(', ')})`);
+  return (keys[0]?.transport ?? 'dns') as ListenTransport;
+}
+
 function blockInfo(block: ServerBlock, keys: ServerKey[], defaultPort: number): BlockInfo {
   const ports = new Set(keys.map((k) => keyPort(k, defaultPort)));
   if (ports.size > 1) {
@@ -93,7 +114,9 @@ function blockInfo(block: ServerBlock, keys: ServerKey[], defaultPort: number): 
 
 function sortedDirectives(block: ServerBlock): Directive[] {
   for (const d of block.directives) {
-    if (pluginRank(d.name) === undefined) throw CorefileError.at(d, `unknown directive "${d.name}"`);
+    if (pluginRank(d.name) !== undefined) continue;
+    const removed = removedDirective(d.name);
+    throw CorefileError.at(d, removed ? `unknown directive "${d.name}": ${removed}` : `unknown directive "${d.name}"`);
   }
   // Array.prototype.sort is stable: repeated directives keep their Corefile order.
   return [...block.directives].sort((a, b) => (pluginRank(a.name) as number) - (pluginRank(b.name) as number));
@@ -127,9 +150,7 @@ export async function loadConfig(corefilePath: string, corefileText: string, ctx
   try {
     for (const block of blocks) {
       const keys = block.keys.flatMap((k) => parseServerKey(k, ctx.options.defaultPort));
-      for (const k of keys) {
-        if (k.transport !== 'dns') throw CorefileError.at(block, `transport ${k.transport}:// is not supported by kdns yet (key "${k.raw}")`);
-      }
+      const transport = blockTransport(block, keys);
       const info = blockInfo(block, keys, ctx.options.defaultPort);
       const plugins: Plugin[] = [];
       for (const d of sortedDirectives(block)) {
@@ -146,7 +167,7 @@ export async function loadConfig(corefilePath: string, corefileText: string, ctx
         plugins.push(plugin);
         all.push({ plugin, zone: info.zones[0] ?? '.' });
       }
-      loaded.push({ info, plugins, handle: buildChain(plugins) });
+      loaded.push({ info, transport, plugins, handle: buildChain(plugins) });
     }
   } catch (e) {
     await stopPlugins(all, () => undefined);
@@ -163,18 +184,20 @@ export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
   for (const b of blocks) {
     const addresses = b.info.settings.listenAddresses.length > 0 ? b.info.settings.listenAddresses : [WILDCARD];
     for (const address of addresses) {
-      const key = `${address}|${b.info.port}`;
+      const key = `${b.transport}|${address}|${b.info.port}`;
       let spec = specs.get(key);
       if (!spec) {
-        spec = { transport: 'dns', address, port: b.info.port, zones: new Map() };
+        spec = { transport: b.transport, address, port: b.info.port, zones: new Map(), debug: false };
         specs.set(key, spec);
       }
       for (const zone of b.info.zones) {
         if (spec.zones.has(zone)) {
-          throw new CorefileError(b.info.file, b.info.line, `cannot serve dns://${zone}:${b.info.port} - it is already defined`);
+          throw new CorefileError(b.info.file, b.info.line, `cannot serve ${b.transport}://${zone}:${b.info.port} - it is already defined`);
         }
         spec.zones.set(zone, b);
       }
+      if (b.info.settings.tls) spec.tls = b.info.settings.tls;
+      if (b.info.settings.debug) spec.debug = true;
     }
   }
   const list = [...specs.values()];

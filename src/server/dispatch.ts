@@ -56,6 +56,11 @@ function isPromise<T>(v: unknown): v is Promise<T> {
 export class Dispatcher {
   private unrouted: Plugin | undefined;
   private zoneMap!: Map<string, LoadedBlock>;
+  /**
+   * The `debug` plugin's switch: an error thrown by a plugin is not recovered but ends the
+   * process with its stack, as CoreDNS does when its recover() is off.
+   */
+  debug = false;
 
   constructor(
     zones: Map<string, LoadedBlock>,
@@ -112,20 +117,30 @@ export class Dispatcher {
     return this.finish(req, result);
   }
 
-  private finish(req: DnsRequest, reply: Reply | undefined): Buffer {
+  private finish(req: DnsRequest, reply: Reply | undefined): Buffer | undefined {
     // Nothing in the chain answered: CoreDNS's "no next plugin found" is a SERVFAIL.
     const r = reply ?? errorReply(req, RCode.SERVFAIL);
     try {
       return finalizeReply(req, r);
     } catch (e) {
+      if (this.debug) return this.crash(e);
       this.hooks.onPanic(e, req);
       return finalizeReply(req, errorReply(req, RCode.SERVFAIL));
     }
   }
 
-  private fail(req: DnsRequest, e: unknown): Buffer {
+  private fail(req: DnsRequest, e: unknown): Buffer | undefined {
     if (e instanceof PluginError) return finalizeReply(req, errorReply(req, e.rcode, e));
+    if (this.debug) return this.crash(e);
     this.hooks.onPanic(e, req);
     return finalizeReply(req, errorReply(req, RCode.SERVFAIL, e instanceof Error ? e : new Error(String(e))));
+  }
+
+  /** Rethrows outside every listener's promise handling, so it reaches Node's uncaught-exception exit. */
+  private crash(e: unknown): undefined {
+    process.nextTick(() => {
+      throw e;
+    });
+    return undefined;
   }
 }

@@ -28,7 +28,7 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
 const MAPPED_V4 = '::ffff:';
 
 /** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
-function plainAddress(a: string): string {
+export function plainAddress(a: string): string {
   return a.startsWith(MAPPED_V4) && a.includes('.') ? a.slice(MAPPED_V4.length) : a;
 }
 
@@ -155,7 +155,7 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
  * One TCP connection: 2-byte length framing, any number of queries, answered as they complete
  * (pipelined, possibly out of order, as RFC 7766 allows).
  */
-function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: TcpLimits): void {
+export function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: TcpLimits): void {
   const client: ClientInfo = {
     transport: 'tcp',
     remoteAddress: plainAddress(socket.remoteAddress ?? ''),

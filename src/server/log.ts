@@ -39,10 +39,20 @@ const defaultSink: Sink = (level, line) => {
   }
 };
 
+/**
+ * Debug lines are printed by every logger while a running config has the `debug` plugin
+ * (process-wide, as CoreDNS's log.D): the server sets it on each start and reload.
+ */
+let debugPlugin = false;
+
+export function setDebugLogging(on: boolean): void {
+  debugPlugin = on;
+}
+
 export function createLogger(sink: Sink = defaultSink, prefix = '', debugEnabled = false): Logger {
   return {
     debug: (m) => {
-      if (debugEnabled) sink('DEBUG', prefix + m);
+      if (debugEnabled || debugPlugin) sink('DEBUG', prefix + m);
     },
     info: (m) => sink('INFO', prefix + m),
     warn: (m) => sink('WARNING', prefix + m),

@@ -52,6 +52,24 @@ export interface Plugin {
 export interface BlockSettings {
   /** Addresses to listen on; empty = all (0.0.0.0 and ::). Set by `bind`. */
   listenAddresses: string[];
+  /** Set by `debug`: errors thrown by plugins end the process instead of becoming SERVFAIL. */
+  debug?: boolean;
+  /** Set by `tls`: the certificates of a tls:// or https:// block. */
+  tls?: TlsSettings;
+}
+
+/** How a TLS listener treats client certificates (the `tls` plugin's client_auth, Go's ClientAuthType). */
+export type ClientAuth = 'nocert' | 'request' | 'require' | 'verify_if_given' | 'require_and_verify';
+
+/** A TLS server identity as the `tls` directive gives it, files already read and checked. */
+export interface TlsSettings {
+  cert: Buffer;
+  key: Buffer;
+  /** CA bundle that verifies client certificates; absent = Node's bundled root CAs. */
+  ca?: Buffer;
+  clientAuth: ClientAuth;
+  /** File to append TLS key log lines to (NSS key log format), for debugging with Wireshark. */
+  keylog?: string;
 }
 
 export interface BlockInfo {

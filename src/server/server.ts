@@ -6,7 +6,9 @@ import { Registry } from './promclient.js';
 import { loadConfig, stopPlugins, type ConfigInstance, type ListenSpec } from './config.js';
 import { Dispatcher } from './dispatch.js';
 import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits, type UdpTransport } from './listeners.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, setDebugLogging, type Logger } from './log.js';
+import { listenTls, type SecureListener } from './tlslistener.js';
+import { listenHttps } from './doh.js';
 import { counter } from './metrics.js';
 import type { ServeOptions, ServerControl, Shared } from './plugin.js';
 
@@ -23,8 +25,10 @@ export interface StartOptions {
 }
 
 export interface ListeningAddress {
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls' | 'https';
   via?: 'native' | 'dgram';
+  /** tls and https: false when the block has no `tls` directive and serves cleartext. */
+  secure?: boolean;
   address: string;
   port: number;
 }
@@ -32,19 +36,24 @@ export interface ListeningAddress {
 interface OpenListener {
   spec: ListenSpec;
   dispatcher: Dispatcher;
-  udp: Listener;
-  tcp: Listener;
+  /** dns: UDP then TCP; tls and https: one listener. */
+  sockets: Array<Listener | SecureListener>;
 }
 
-function listenKey(spec: { address: string; port: number }): string {
-  return `${spec.address}|${spec.port}`;
+/** Listeners are reused across reloads by this key (a tls:// or https:// listener takes new certificates in place). */
+function listenKey(spec: Pick<ListenSpec, 'transport' | 'address' | 'port'>): string {
+  return `${spec.transport}|${spec.address}|${spec.port}`;
+}
+
+function closeListener(o: OpenListener): Promise<void[]> {
+  return Promise.all(o.sockets.map((l) => l.close()));
 }
 
 function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function createShared(log: Logger): Shared {
+export function createShared(log: Logger): Shared {
   const singletons = new Map<string, unknown>();
   return {
     metrics: new Registry(),
@@ -111,7 +120,7 @@ export class KdnsServer implements ServerControl {
         opened.push(await this.openListener(spec));
       }
     } catch (e) {
-      await Promise.all(opened.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+      await Promise.all(opened.map(closeListener));
       throw e;
     }
     for (const o of opened) this.open.set(listenKey(o.spec), o);
@@ -120,7 +129,14 @@ export class KdnsServer implements ServerControl {
       const o = this.open.get(listenKey(spec)) as OpenListener;
       o.spec = spec;
       o.dispatcher.zones = spec.zones;
+      o.dispatcher.debug = spec.debug;
+      for (const l of o.sockets) {
+        if (!('update' in l)) continue;
+        if (l.secure && !spec.tls) this.warnCleartext(spec);
+        l.update(spec.tls);
+      }
     }
+    setDebugLogging(instance.listens.some((l) => l.debug));
     const retired: OpenListener[] = [];
     for (const [key, o] of this.open) {
       if (!wanted.has(key)) {
@@ -130,7 +146,7 @@ export class KdnsServer implements ServerControl {
     }
     const previous = this.current;
     this.current = instance;
-    await Promise.all(retired.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+    await Promise.all(retired.map(closeListener));
     if (previous) await stopPlugins(previous.plugins, (e) => this.log.error(`stopping retired config: ${describeError(e)}`));
   }
 
@@ -139,10 +155,18 @@ export class KdnsServer implements ServerControl {
     const dispatcher = new Dispatcher(spec.zones, {
       onPanic: (err, req) => {
         panics.inc();
-        this.log.error(`Recovered from panic in server: "dns://${spec.address}:${spec.port}" ${req.qname} ${req.qtype}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        this.log.error(`Recovered from panic in server: "${spec.transport}://${spec.address}:${spec.port}" ${req.qname} ${req.qtype}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       },
     });
     const shown = spec.address === '' ? '' : spec.address;
+    if (spec.transport !== 'dns') {
+      if (!spec.tls) this.warnCleartext(spec);
+      try {
+        return { spec, dispatcher, sockets: [await this.openSecure(spec, dispatcher)] };
+      } catch (e) {
+        throw new Error(`listen ${spec.transport} ${shown}:${spec.port}: ${describeError(e)}`);
+      }
+    }
     let udp: Listener;
     try {
       udp = await listenUdp(spec.address, spec.port, dispatcher, this.udpTransport);
@@ -157,7 +181,19 @@ export class KdnsServer implements ServerControl {
       await udp.close();
       throw new Error(`listen tcp ${shown}:${udp.port}: ${describeError(e)}`);
     }
-    return { spec, dispatcher, udp, tcp };
+    return { spec, dispatcher, sockets: [udp, tcp] };
+  }
+
+  private warnCleartext(spec: ListenSpec): void {
+    const what = spec.transport === 'tls' ? 'DNS over plain TCP' : 'DoH over plain HTTP';
+    this.log.warn(`${spec.transport}://${spec.address}:${spec.port} has no tls directive: serving ${what}`);
+  }
+
+  private openSecure(spec: ListenSpec, dispatcher: Dispatcher): Promise<SecureListener> {
+    if (spec.transport === 'tls') return listenTls(spec.address, spec.port, dispatcher, spec.tls, this.tcpLimits);
+    const responses = counter(this.shared.metrics, 'coredns_dns_https_responses_total', 'Counter of DoH responses per server and http status code.', ['server', 'status']);
+    const server = `https://${spec.address}:${spec.port}`;
+    return listenHttps(spec.address, spec.port, dispatcher, spec.tls, this.tcpLimits, (status) => responses.inc({ server, status: String(status) }));
   }
 
   reload(): Promise<boolean> {
@@ -202,10 +238,12 @@ export class KdnsServer implements ServerControl {
   }
 
   listening(): ListeningAddress[] {
-    return [...this.open.values()].flatMap((o) => [
-      { transport: 'udp' as const, via: o.udp.via, address: o.udp.address, port: o.udp.port },
-      { transport: 'tcp' as const, address: o.tcp.address, port: o.tcp.port },
-    ]);
+    return [...this.open.values()].flatMap((o) =>
+      o.sockets.map((l): ListeningAddress => {
+        if ('secure' in l) return { transport: l.transport, secure: l.secure, address: l.address, port: l.port };
+        return l.via ? { transport: l.transport, via: l.via, address: l.address, port: l.port } : { transport: l.transport, address: l.address, port: l.port };
+      }),
+    );
   }
 
   /** Graceful stop: plugins' beforeShutdown (lameduck) while still answering, then close. */
@@ -227,7 +265,7 @@ export class KdnsServer implements ServerControl {
   private async closeAll(): Promise<void> {
     const all = [...this.open.values()];
     this.open.clear();
-    await Promise.all(all.flatMap((o) => [o.udp.close(), o.tcp.close()]));
+    await Promise.all(all.map(closeListener));
     const instance = this.current;
     this.current = undefined;
     if (instance) await stopPlugins(instance.plugins, (e) => this.log.error(`stopping: ${describeError(e)}`));

@@ -11,6 +11,7 @@ import { isAbsolute, resolve, dirname } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
 
 export type PodMode = 'disabled' | 'insecure' | 'verified';
@@ -101,7 +102,6 @@ const SINGLE = new Set([
   'ignore',
   'manifests',
   'startup_timeout',
-  'resyncperiod',
 ]);
 
 /**
@@ -125,7 +125,6 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
   let tls: { cert: string; key: string; ca: string } | undefined;
   let kubeconfig: { path: string; context?: string } | undefined;
   let manifests: string | undefined;
-  let resyncMs = 0;
   const seen = new Map<string, Directive>();
   for (const p of d.block ?? []) {
     if (SINGLE.has(p.name)) {
@@ -191,9 +190,6 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
       case 'startup_timeout':
         cfg.startupTimeoutMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'startup_timeout');
         break;
-      case 'resyncperiod':
-        resyncMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'resyncperiod');
-        break;
       case 'apiserver_qps':
       case 'apiserver_burst':
       case 'apiserver_max_inflight':
@@ -202,8 +198,11 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         break;
       case 'multicluster':
         throw CorefileError.at(p, 'multicluster is not supported by kdns');
-      default:
+      default: {
+        const removed = removedOption('kubernetes', p.name);
+        if (removed) throw CorefileError.at(p, `unknown property "${p.name}" in kubernetes block: ${removed}`);
         unknownProperty(p, 'kubernetes');
+      }
     }
   }
   if (cfg.namespaces && cfg.namespaceLabels) {
@@ -216,7 +215,7 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
   } else if (endpoint === undefined && kubeconfig === undefined && clusterDir !== undefined) {
     cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
   } else {
-    cfg.source = { kind: 'api', resyncMs, ...(endpoint !== undefined ? { endpoint } : {}), ...(tls ? { tls } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
+    cfg.source = { kind: 'api', resyncMs: 0, ...(endpoint !== undefined ? { endpoint } : {}), ...(tls ? { tls } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   }
   return cfg;
 }
