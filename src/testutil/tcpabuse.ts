@@ -42,7 +42,7 @@ export interface Latencies {
 
 export interface AbuseResult {
   udp: Latencies;
-  newTcp: Latencies;
+  newTcp: Latencies & { failures: typeof probeFailures };
   /** Abusive connections the server refused or closed before the measurement began. */
   refusedAtConnect: number;
   /** Times the server closed a pipeliner (each one reconnects at once). */
@@ -98,12 +98,15 @@ async function openMany(count: number, host: string, port: number, onOpen: (s: n
   const one = (): Promise<void> =>
     new Promise((resolve) => {
       const socket = net.connect({ host, port });
+      // A SYN the server's accept queue dropped is retried for minutes; count it as refused.
+      socket.setTimeout(5000, () => socket.destroy());
       const t: Tracked = { socket, closed: false };
       socket.on('error', () => undefined);
       socket.on('close', () => {
         t.closed = true;
       });
       socket.once('connect', () => {
+        socket.setTimeout(0);
         open.push(t);
         onOpen(socket);
         resolve();
@@ -123,21 +126,37 @@ async function openMany(count: number, host: string, port: number, onOpen: (s: n
   return { open, failed };
 }
 
+/** Why new TCP clients went unanswered: closed by the server after connecting, never connected, or no answer in time. */
+const probeFailures = { closed: 0, refused: 0, timeout: 0 };
+
 /** Asks `qname` over a fresh TCP connection; resolves to the ms from connect to answer, or undefined. */
 function newTcpProbe(host: string, port: number, qname: string, id: number, timeoutMs: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const start = performance.now();
     const socket = net.connect({ host, port, noDelay: true });
     let got = Buffer.alloc(0);
+    let done = false;
+    let connected = false;
     const finish = (v: number | undefined): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       socket.destroy();
       resolve(v);
     };
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    socket.on('error', () => finish(undefined));
-    socket.on('close', () => finish(undefined));
-    socket.once('connect', () => socket.write(framed(queryBytes(qname, id))));
+    const timer = setTimeout(() => {
+      probeFailures.timeout++;
+      finish(undefined);
+    }, timeoutMs);
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (socket.readyState === 'closed' && !done) probeFailures[connected ? 'closed' : 'refused']++;
+      finish(undefined);
+    });
+    socket.once('connect', () => {
+      connected = true;
+      socket.write(framed(queryBytes(qname, id)));
+    });
     socket.on('data', (b: Buffer) => {
       got = Buffer.concat([got, b]);
       if (got.length >= 4 && got.length >= 2 + got.readUInt16BE(0) && got.readUInt16BE(2) === id) finish(performance.now() - start);
@@ -233,7 +252,7 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
 
   const result: AbuseResult = {
     udp: summarize(udpSent, udpTimes),
-    newTcp: summarize(tcpProbes.length, tcpTimes),
+    newTcp: { ...summarize(tcpProbes.length, tcpTimes), failures: { ...probeFailures } },
     refusedAtConnect: idle.failed + half.failed + pipe.failed,
     pipelinersClosed,
     idleClosed: [...idle.open, ...half.open].filter((t) => t.closed).length,
