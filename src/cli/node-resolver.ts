@@ -9,6 +9,7 @@ import { HostsFileError } from '../noderesolver/hostsblock.js';
 import { runLoop, serviceName, syncOnce } from '../noderesolver/resolver.js';
 import type { SyncOptions } from '../noderesolver/resolver.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
+import { trapSignals } from './signals.js';
 
 interface Flags {
   services: string;
@@ -85,11 +86,18 @@ async function action(flags: Flags): Promise<number> {
     return r.failures.length > 0 ? EXIT_INVALID : EXIT_OK;
   }
   const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  let loop: Promise<void> = Promise.resolve();
+  // Its configuration is its flags: no signal asks for a reload.
+  trapSignals({
+    log,
+    shutdown: async () => {
+      stop.abort();
+      await loop;
+    },
+  });
   log(`keeping ${opts.services.map((s) => s.name).join(', ')} in ${opts.hostsFile} every ${flags.interval} via ${flags.nameserver}`);
-  await runLoop({ ...opts, intervalMs, signal: stop.signal });
+  loop = runLoop({ ...opts, intervalMs, signal: stop.signal });
+  await loop;
   return EXIT_OK;
 }
 

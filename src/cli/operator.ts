@@ -17,6 +17,7 @@ import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
+import { trapSignals } from './signals.js';
 
 interface CommonFlags {
   dnsPort: string;
@@ -161,10 +162,18 @@ async function runAction(flags: RunFlags): Promise<number> {
     return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
   }
   const stop = new AbortController();
-  process.once('SIGTERM', () => stop.abort());
-  process.once('SIGINT', () => stop.abort());
+  let loop: Promise<void> = Promise.resolve();
+  // It follows its inputs as they change: no signal asks for a reload.
+  trapSignals({
+    log,
+    shutdown: async () => {
+      stop.abort();
+      await loop;
+    },
+  });
   log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
-  await runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
+  loop = runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
+  await loop;
   return EXIT_OK;
 }
 
