@@ -22,4 +22,4 @@ node "$here/bin/kdns" serve --conf "$dir/Corefile" > "$dir/log" 2>&1 &
 kdns=$!
 trap 'kill $kdns 2>/dev/null; wait $kdns 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do grep -q listening "$dir/log" && break; sleep 0.1; done
-node "$here/dist/testutil/tcpabuse.js" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds"
+node "$here/dist/testutil/tcpabuse.js" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds" --tcp-every 50

@@ -106,6 +106,51 @@ async function listenUdpDgram(address: string, port: number, dispatcher: Dispatc
 }
 
 /**
+ * The peer of a TCP connection. Its addresses are asked of the kernel (a syscall each) only when
+ * a query needs them: a flood of connections that never ask costs no more than their accept.
+ */
+class TcpClient implements ClientInfo {
+  readonly transport = 'tcp' as const;
+  private remote: { address: string; port: number } | undefined;
+  private local: { address: string; port: number } | undefined;
+
+  constructor(private readonly socket: net.Socket) {}
+
+  private get peer(): { address: string; port: number } {
+    return (this.remote ??= { address: plainAddress(this.socket.remoteAddress ?? ''), port: this.socket.remotePort ?? 0 });
+  }
+
+  private get own(): { address: string; port: number } {
+    return (this.local ??= { address: plainAddress(this.socket.localAddress ?? ''), port: this.socket.localPort ?? 0 });
+  }
+
+  get remoteAddress(): string {
+    return this.peer.address;
+  }
+  set remoteAddress(v: string) {
+    this.peer.address = v;
+  }
+  get remotePort(): number {
+    return this.peer.port;
+  }
+  set remotePort(v: number) {
+    this.peer.port = v;
+  }
+  get localAddress(): string {
+    return this.own.address;
+  }
+  set localAddress(v: string) {
+    this.own.address = v;
+  }
+  get localPort(): number {
+    return this.own.port;
+  }
+  set localPort(v: number) {
+    this.own.port = v;
+  }
+}
+
+/**
  * As Go (and so CoreDNS) does: the kernel's maximum (net.core.somaxconn, to which listen()
  * clamps this), not Node's 511. A burst of connections beyond the accept queue has its SYNs
  * dropped, and a well-behaved client caught in it waits a second for the retry.
@@ -117,14 +162,7 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
   const table = new ConnectionTable(limits);
   const touch = (c: TcpConnection): void => table.touch(c);
   server.on('connection', (socket) => {
-    const client: ClientInfo = {
-      transport: 'tcp',
-      remoteAddress: plainAddress(socket.remoteAddress ?? ''),
-      remotePort: socket.remotePort ?? 0,
-      localAddress: plainAddress(socket.localAddress ?? ''),
-      localPort: socket.localPort ?? 0,
-    };
-    const c = new TcpConnection(socket, client, dispatcher, limits, touch);
+    const c = new TcpConnection(socket, new TcpClient(socket), dispatcher, limits, touch);
     if (!table.admit(c)) socket.destroy();
   });
   server.on('error', () => undefined);
