@@ -3,6 +3,7 @@
 # time a new TCP client waits for its answer, with idle, half-frame and non-reading pipelining
 # connections open (src/testutil/tcpabuse.ts). Needs `npm run build` first.
 #   scripts/tcp-abuse.sh [IDLE HALF PIPELINERS SECONDS]   (default 2000 200 50 10)
+# KDNS_BIN=path/to/bin/kdns measures another build (e.g. a worktree of an older commit).
 # Prints one JSON line: {"udp":{p50,p99,...},"newTcp":{...},...}; latencies in ms.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +19,7 @@ example.org:$port {
     }
 }
 CONF
-node "$here/bin/kdns" serve --conf "$dir/Corefile" > "$dir/log" 2>&1 &
+node "${KDNS_BIN:-$here/bin/kdns}" serve --conf "$dir/Corefile" > "$dir/log" 2>&1 &
 kdns=$!
 trap 'kill $kdns 2>/dev/null; wait $kdns 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do grep -q listening "$dir/log" && break; sleep 0.1; done

@@ -37,7 +37,7 @@ describe('kdns serve under TCP abuse', () => {
     const kdns = startKdns(['serve', '--conf', corefile], { fdLimit: FD_LIMIT });
     try {
       await waitFor(() => kdns.output().includes('listening'), 15_000);
-      const [cmd, argv] = withFileLimit(FD_LIMIT, [...(fromSource ? ['--import', 'tsx'] : []), ABUSER, '--port', String(port), '--idle', String(IDLE), '--half', String(HALF_FRAME), '--pipeliners', String(PIPELINERS), '--seconds', String(SECONDS)]);
+      const [cmd, argv] = withFileLimit(FD_LIMIT, [...(fromSource ? ['--import', 'tsx'] : []), ABUSER, '--port', String(port), '--idle', String(IDLE), '--half', String(HALF_FRAME), '--pipeliners', String(PIPELINERS), '--seconds', String(SECONDS), '--probe-timeout', '5000']);
       const { stdout } = await run(cmd, argv, { timeout: 100_000 });
       const r = JSON.parse(stdout) as AbuseResult;
       const shown = JSON.stringify(r);

@@ -279,6 +279,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     measureMs: flag(args, 'seconds', 10) * 1000,
     udpPerSecond: flag(args, 'udp-rate', 100),
     tcpEveryMs: flag(args, 'tcp-every', 100),
+    probeTimeoutMs: flag(args, 'probe-timeout', 2000),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
