@@ -53,13 +53,16 @@ function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
 
 /**
  * Shares the event loop among TCP connections. A connection with new bytes is answered at once,
- * one slice, while the turn's budget lasts (a new client does not wait behind a queue of heavy
- * ones); what remains waits in a queue served round-robin, one slice per connection and one
- * budget per turn, from setImmediate, which runs after the loop has polled every socket (UDP
- * included). So a turn does at most two budgets of TCP work, whatever the clients send.
+ * one slice, while the turn's budget lasts; what remains waits for a turn, run from
+ * setImmediate, which comes after the loop has polled every socket (UDP included). A turn serves
+ * one slice per waiting connection while its budget lasts, first the light ones (whose bytes
+ * came when the budget was spent) and then the backlogged (still holding queries after a
+ * slice): a client with one query does not wait behind a round of pipeliners with thousands.
+ * So a turn of the loop does at most two budgets of TCP work, whatever the clients send.
  */
 class TurnScheduler {
-  private readonly ready: TcpConnection[] = [];
+  private light: TcpConnection[] = [];
+  private backlogged: TcpConnection[] = [];
   /** Queries answered at once (in 'data' callbacks) since the last turn. */
   private spentAtOnce = 0;
   private scheduled = false;
@@ -67,16 +70,17 @@ class TurnScheduler {
   /** A connection has new bytes, room to write again, or an answer settled. */
   offer(c: TcpConnection): void {
     if (c.queued) return;
+    let n = 0;
     if (this.spentAtOnce < QUERIES_PER_TURN) {
-      const n = c.serve(Math.min(QUERIES_PER_SLICE, QUERIES_PER_TURN - this.spentAtOnce));
+      n = c.serve(Math.min(QUERIES_PER_SLICE, QUERIES_PER_TURN - this.spentAtOnce));
       this.spentAtOnce += n;
       if (n > 0) this.wake();
     }
-    this.flow(c);
+    this.flow(c, n === 0 ? this.light : this.backlogged);
   }
 
-  /** After a slice: read on, wait in the queue, or wait for the client/the answers. */
-  private flow(c: TcpConnection): void {
+  /** After a slice: read on, wait in `queue`, or wait for the client/the answers. */
+  private flow(c: TcpConnection, queue: TcpConnection[]): void {
     if (c.closed) return;
     if (c.blocked()) {
       c.pauseReading();
@@ -85,7 +89,7 @@ class TurnScheduler {
     if (c.hasQuery()) {
       c.pauseReading();
       c.queued = true;
-      this.ready.push(c);
+      queue.push(c);
       this.wake();
       return;
     }
@@ -101,16 +105,22 @@ class TurnScheduler {
   private readonly turn = (): void => {
     this.scheduled = false;
     this.spentAtOnce = 0;
+    // The queues as the turn found them: whoever is queued during it waits for the next.
+    const waiting = this.light.length > 0 ? this.light.concat(this.backlogged) : this.backlogged;
+    this.light = [];
+    this.backlogged = [];
     let spent = 0;
-    // Only the connections queued when the turn began: one slice each at most.
-    for (let n = this.ready.length; n > 0 && spent < QUERIES_PER_TURN; n--) {
-      const c = this.ready.shift() as TcpConnection;
+    let i = 0;
+    for (; i < waiting.length && spent < QUERIES_PER_TURN; i++) {
+      const c = waiting[i] as TcpConnection;
       c.queued = false;
       if (c.closed) continue;
       spent += c.serve(Math.min(QUERIES_PER_SLICE, QUERIES_PER_TURN - spent));
-      this.flow(c);
+      this.flow(c, this.backlogged);
     }
-    if (this.ready.length > 0) this.wake();
+    // Those the budget did not reach keep their place, ahead of the ones served just now.
+    if (i < waiting.length) this.backlogged = waiting.slice(i).concat(this.backlogged);
+    if (this.light.length > 0 || this.backlogged.length > 0) this.wake();
   };
 }
 
