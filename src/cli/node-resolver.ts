@@ -9,7 +9,7 @@ import { HostsFileError } from '../noderesolver/hostsblock.js';
 import { runLoop, serviceName, syncOnce } from '../noderesolver/resolver.js';
 import type { SyncOptions } from '../noderesolver/resolver.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
-import { trapSignals } from './signals.js';
+import { runUntilSignalled } from './signals.js';
 
 interface Flags {
   services: string;
@@ -85,19 +85,8 @@ async function action(flags: Flags): Promise<number> {
     // A pass that had to keep stale entries did not bring the file up to date.
     return r.failures.length > 0 ? EXIT_INVALID : EXIT_OK;
   }
-  const stop = new AbortController();
-  let loop: Promise<void> = Promise.resolve();
-  // Its configuration is its flags: no signal asks for a reload.
-  trapSignals({
-    log,
-    shutdown: async () => {
-      stop.abort();
-      await loop;
-    },
-  });
   log(`keeping ${opts.services.map((s) => s.name).join(', ')} in ${opts.hostsFile} every ${flags.interval} via ${flags.nameserver}`);
-  loop = runLoop({ ...opts, intervalMs, signal: stop.signal });
-  await loop;
+  await runUntilSignalled(log, (signal) => runLoop({ ...opts, intervalMs, signal }));
   return EXIT_OK;
 }
 

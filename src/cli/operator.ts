@@ -17,7 +17,7 @@ import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
-import { trapSignals } from './signals.js';
+import { runUntilSignalled } from './signals.js';
 
 interface CommonFlags {
   dnsPort: string;
@@ -161,19 +161,8 @@ async function runAction(flags: RunFlags): Promise<number> {
     const outcome = await reconciler.pass();
     return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
   }
-  const stop = new AbortController();
-  let loop: Promise<void> = Promise.resolve();
-  // It follows its inputs as they change: no signal asks for a reload.
-  trapSignals({
-    log,
-    shutdown: async () => {
-      stop.abort();
-      await loop;
-    },
-  });
   log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
-  loop = runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
-  await loop;
+  await runUntilSignalled(log, (signal) => runReconcileLoop(reconciler, { changes: changes(signal), resyncMs, signal }, log));
   return EXIT_OK;
 }
 

@@ -88,3 +88,22 @@ export function trapSignals(a: SignalActions, exit: (code: number) => void = (co
     for (const [signal, handler] of handlers) process.off(signal, handler);
   };
 }
+
+/**
+ * Runs a loop that ends when `signal` aborts (operator run, node-resolver) under the signals
+ * above: SIGTERM/SIGINT abort it and exit once it has ended. These commands follow their inputs
+ * by themselves, so no signal asks them for a reload.
+ */
+export async function runUntilSignalled(log: (line: string) => void, loop: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const stop = new AbortController();
+  let running: Promise<void> = Promise.resolve();
+  trapSignals({
+    log,
+    shutdown: async () => {
+      stop.abort();
+      await running;
+    },
+  });
+  running = loop(stop.signal);
+  await running;
+}
