@@ -4,7 +4,8 @@
 // changing only its image. `kdns -localip …` and a binary named `node-cache` come here too.
 import type { Command } from 'commander';
 import { isIP } from 'node:net';
-import { createLogger } from '../server/log.js';
+import { createLogger, type Logger } from '../server/log.js';
+import { trapSignals } from './signals.js';
 import { DEFAULT_KUBE_DNS_DIR, NodeCacheApp, type NodeCacheAppParams } from '../nodecache/app.js';
 import { PillarError, parseLocalIPs, serviceHostEnv } from '../nodecache/pillars.js';
 import { existsSync } from 'node:fs';
@@ -81,21 +82,17 @@ export function appParams(args: readonly string[]): { params: NodeCacheAppParams
   };
 }
 
-/** SIGTERM/SIGINT: stop, tear down, exit 0; SIGUSR1: re-render and reload. */
-function handleSignals(app: NodeCacheApp): void {
-  let exiting = false;
-  const stop = (signal: string): void => {
-    if (exiting) return;
-    exiting = true;
-    app.server?.log.info(`SIG${signal} received, shutting down`);
-    app.shutdown().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', () => stop('TERM'));
-  process.on('SIGINT', () => stop('INT'));
-  process.on('SIGUSR1', () => void app.syncConfig().then(() => app.server?.reload()));
+/**
+ * CoreDNS's signals (signals.ts), as every kdns server: SIGTERM/SIGINT stop and tear down
+ * (unless -skipteardown); SIGUSR1/SIGUSR2 re-render the template and reload; SIGHUP and the
+ * like are logged and ignored.
+ */
+function handleSignals(app: NodeCacheApp, log: Logger): void {
+  trapSignals({
+    log: (line) => log.info(line),
+    shutdown: () => app.shutdown(),
+    reload: () => app.syncConfig().then(() => app.server?.reload()),
+  });
 }
 
 /** Runs kdns as the node-cache binary would run with `args`. */
@@ -113,7 +110,7 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
     console.error(`kdns node-cache: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(EXIT_INVALID);
   }
-  handleSignals(app);
+  handleSignals(app, log);
   writePidfile(parsed.pidfile);
   if (!parsed.quiet && app.server) logListening(app.server, log, 'kdns node-cache');
 }

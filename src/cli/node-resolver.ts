@@ -9,6 +9,7 @@ import { HostsFileError } from '../noderesolver/hostsblock.js';
 import { runLoop, serviceName, syncOnce } from '../noderesolver/resolver.js';
 import type { SyncOptions } from '../noderesolver/resolver.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
+import { runUntilSignalled } from './signals.js';
 
 interface Flags {
   services: string;
@@ -84,12 +85,8 @@ async function action(flags: Flags): Promise<number> {
     // A pass that had to keep stale entries did not bring the file up to date.
     return r.failures.length > 0 ? EXIT_INVALID : EXIT_OK;
   }
-  const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
   log(`keeping ${opts.services.map((s) => s.name).join(', ')} in ${opts.hostsFile} every ${flags.interval} via ${flags.nameserver}`);
-  await runLoop({ ...opts, intervalMs, signal: stop.signal });
+  await runUntilSignalled(log, (signal) => runLoop({ ...opts, intervalMs, signal }));
   return EXIT_OK;
 }
 

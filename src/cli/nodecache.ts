@@ -11,30 +11,24 @@ import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, renderNodeCacheCorefile, type Node
 import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/flags.js';
 import { setupInterface, type InterfaceHandle } from '../nodecache/iface.js';
 import { CliError, EXIT_INVALID, EXIT_USAGE } from './exit.js';
+import { trapSignals } from './signals.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
 }
 
-/** SIGTERM/SIGINT: lameduck and close, then take the interface down again; SIGUSR1 reloads a --conf Corefile. */
+/**
+ * CoreDNS's signals (see signals.ts); the interface made by --setup-interface goes down on every
+ * way out, an immediate quit included. SIGUSR1 reloads a --conf Corefile; the shipped
+ * configuration comes from flags, which a reload cannot change.
+ */
 function handleSignals(cache: NodeCache, iface: InterfaceHandle | undefined, reloadable: boolean): void {
-  let exiting = false;
-  const stop = (signal: string): void => {
-    if (exiting) return;
-    exiting = true;
-    cache.server.log.info(`SIG${signal} received, shutting down`);
-    cache
-      .shutdown()
-      .catch(() => undefined)
-      .then(() => iface?.teardown())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.on('SIGTERM', () => stop('TERM'));
-  process.on('SIGINT', () => stop('INT'));
-  if (reloadable) process.on('SIGUSR1', () => void cache.server.reload());
+  trapSignals({
+    log: (line) => cache.server.log.info(line),
+    shutdown: () => cache.shutdown(),
+    cleanup: async () => iface?.teardown(),
+    ...(reloadable ? { reload: () => cache.server.reload() } : {}),
+  });
 }
 
 async function run(f: NodecacheFlags): Promise<void> {

@@ -17,6 +17,7 @@ import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
+import { runUntilSignalled } from './signals.js';
 
 interface CommonFlags {
   dnsPort: string;
@@ -175,17 +176,21 @@ async function runAction(flags: RunFlags): Promise<number> {
   }
   const { backend, changes, ensureDefault } = await backendFor(flags);
   const reconciler = new Reconciler(backend, { render, log });
-  const stop = new AbortController();
-  process.once('SIGTERM', () => stop.abort());
-  process.once('SIGINT', () => stop.abort());
-  if (ensureDefault && flags.createDefault) await ensureDefault(stop.signal);
-  if (flags.once) {
-    const outcome = await reconciler.pass();
-    return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
-  }
-  log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
-  await runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
-  return EXIT_OK;
+  let code = EXIT_OK;
+  // Signals are CoreDNS's from the start: creating the default DNS resource may wait on the CRD
+  // for a while, and a SIGHUP then must not end the operator either.
+  await runUntilSignalled(log, async (signal) => {
+    if (ensureDefault && flags.createDefault) await ensureDefault(signal);
+    if (signal.aborted) return;
+    if (flags.once) {
+      const outcome = await reconciler.pass();
+      code = outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
+      return;
+    }
+    log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
+    await runReconcileLoop(reconciler, { changes: changes(signal), resyncMs, signal }, log);
+  });
+  return code;
 }
 
 export function register(program: Command): void {

@@ -8,6 +8,7 @@ import { createLogger } from '../server/log.js';
 import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 import { runCheck } from './check.js';
+import { trapSignals } from './signals.js';
 
 const DEMO_COREFILE = fileURLToPath(new URL('../../examples/Corefile', import.meta.url));
 
@@ -23,24 +24,9 @@ export function defaultCorefile(): string {
   return existsSync('Corefile') ? 'Corefile' : DEMO_COREFILE;
 }
 
-/** Wires SIGTERM/SIGINT to a graceful (lameduck) shutdown and SIGUSR1 to a reload, as CoreDNS. */
+/** CoreDNS's signals (see signals.ts): SIGTERM/SIGINT lameduck and stop, SIGUSR1 reloads, … */
 export function handleSignals(server: KdnsServer): void {
-  let exiting = false;
-  const stop = (signal: string): void => {
-    if (exiting) return;
-    exiting = true;
-    server.log.info(`SIG${signal} received, shutting down`);
-    server.shutdown().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', () => stop('TERM'));
-  process.on('SIGINT', () => stop('INT'));
-  process.on('SIGUSR1', () => {
-    server.log.info('SIGUSR1 received, reloading');
-    void server.reload();
-  });
+  trapSignals({ log: (line) => server.log.info(line), shutdown: () => server.shutdown(), reload: () => server.reload() });
 }
 
 export function register(program: Command): void {

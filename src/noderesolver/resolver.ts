@@ -160,6 +160,8 @@ export async function runLoop(o: RunOptions): Promise<void> {
       o.log(`sync failed: ${(e as Error).message}`);
     }
     await new Promise<void>((resolve) => {
+      // Aborted while the pass ran: an 'abort' listener added now would never fire.
+      if (o.signal.aborted) return resolve();
       const timer = setTimeout(resolve, o.intervalMs);
       o.signal.addEventListener(
         'abort',

@@ -6,24 +6,9 @@ import net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import { listenUdpNative, MAX_UDP_QUERY, nativeUdp } from './nativeudp.js';
 import type { ClientInfo } from './request.js';
+import { ConnectionTable, DEFAULT_TCP_LIMITS, TcpConnection, type TcpLimits } from './tcpconn.js';
 
-export interface TcpLimits {
-  /** Close a connection with no complete query for this long (ms). */
-  idleTimeoutMs: number;
-  /** Refuse connections beyond this many open ones. */
-  maxConnections: number;
-  /** Queries of one connection being answered at once; reading pauses beyond it. */
-  maxInflightPerConnection: number;
-  /** Drop a client that does not read its answers once this much is queued (bytes). */
-  maxQueuedBytes: number;
-}
-
-export const DEFAULT_TCP_LIMITS: TcpLimits = {
-  idleTimeoutMs: 10_000,
-  maxConnections: 1000,
-  maxInflightPerConnection: 128,
-  maxQueuedBytes: 1 << 20,
-};
+export { ConnectionTable, DEFAULT_TCP_LIMITS, type TcpLimits } from './tcpconn.js';
 
 const MAPPED_V4 = '::ffff:';
 
@@ -120,20 +105,76 @@ async function listenUdpDgram(address: string, port: number, dispatcher: Dispatc
   };
 }
 
+/**
+ * The peer of a TCP connection. Its addresses are asked of the kernel (a syscall each) only when
+ * a query needs them: a flood of connections that never ask costs no more than their accept.
+ */
+class TcpClient implements ClientInfo {
+  readonly transport = 'tcp' as const;
+  private remote: { address: string; port: number } | undefined;
+  private local: { address: string; port: number } | undefined;
+
+  constructor(private readonly socket: net.Socket) {}
+
+  private get peer(): { address: string; port: number } {
+    return (this.remote ??= { address: plainAddress(this.socket.remoteAddress ?? ''), port: this.socket.remotePort ?? 0 });
+  }
+
+  private get own(): { address: string; port: number } {
+    return (this.local ??= { address: plainAddress(this.socket.localAddress ?? ''), port: this.socket.localPort ?? 0 });
+  }
+
+  get remoteAddress(): string {
+    return this.peer.address;
+  }
+  set remoteAddress(v: string) {
+    this.peer.address = v;
+  }
+  get remotePort(): number {
+    return this.peer.port;
+  }
+  set remotePort(v: number) {
+    this.peer.port = v;
+  }
+  get localAddress(): string {
+    return this.own.address;
+  }
+  set localAddress(v: string) {
+    this.own.address = v;
+  }
+  get localPort(): number {
+    return this.own.port;
+  }
+  set localPort(v: number) {
+    this.own.port = v;
+  }
+}
+
+/**
+ * One accepted connection, plain or already decrypted (DoT): 2-byte framing, pipelining and the
+ * fairness and idle-first closing of its listener's table.
+ */
+export function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: TcpLimits, table: ConnectionTable): void {
+  const c = new TcpConnection(socket, new TcpClient(socket), dispatcher, limits, (conn) => table.touch(conn));
+  if (!table.admit(c)) socket.destroy();
+}
+
+/**
+ * As Go (and so CoreDNS) does: the kernel's maximum (net.core.somaxconn, to which listen()
+ * clamps this), not Node's 511. A burst of connections beyond the accept queue has its SYNs
+ * dropped, and a well-behaved client caught in it waits a second for the retry.
+ */
+const LISTEN_BACKLOG = 65535;
+
 export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
   const server = net.createServer({ noDelay: true });
-  server.maxConnections = limits.maxConnections;
-  const sockets = new Set<net.Socket>();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    serveConnection(socket, dispatcher, limits);
-  });
+  const table = new ConnectionTable(limits);
+  server.on('connection', (socket) => serveConnection(socket, dispatcher, limits, table));
   server.on('error', () => undefined);
   const wildcard = address === '';
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen({ port, host: wildcard ? '::' : address, ipv6Only: false }, () => {
+    server.listen({ port, host: wildcard ? '::' : address, ipv6Only: false, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolveListen();
     });
@@ -146,57 +187,9 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
     close: () =>
       new Promise<void>((r) => {
         server.close(() => r());
-        for (const s of sockets) s.destroy();
+        table.closeAll();
       }),
   };
-}
-
-/**
- * One TCP connection: 2-byte length framing, any number of queries, answered as they complete
- * (pipelined, possibly out of order, as RFC 7766 allows).
- */
-export function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limits: TcpLimits): void {
-  const client: ClientInfo = {
-    transport: 'tcp',
-    remoteAddress: plainAddress(socket.remoteAddress ?? ''),
-    remotePort: socket.remotePort ?? 0,
-    localAddress: plainAddress(socket.localAddress ?? ''),
-    localPort: socket.localPort ?? 0,
-  };
-  let pending: Buffer = Buffer.alloc(0);
-  let inflight = 0;
-  socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy());
-  socket.on('error', () => socket.destroy());
-
-  const write = (bytes: Buffer | undefined): void => {
-    if (!bytes || socket.destroyed) return;
-    const frame = Buffer.allocUnsafe(bytes.length + 2);
-    frame.writeUInt16BE(bytes.length, 0);
-    bytes.copy(frame, 2);
-    socket.write(frame);
-    if (socket.writableLength > limits.maxQueuedBytes) socket.destroy();
-  };
-
-  const settle = (bytes: Buffer | undefined): void => {
-    inflight--;
-    write(bytes);
-    if (socket.isPaused() && inflight < limits.maxInflightPerConnection) socket.resume();
-  };
-
-  socket.on('data', (chunk: Buffer) => {
-    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-    while (pending.length >= 2) {
-      const len = pending.readUInt16BE(0);
-      if (pending.length < 2 + len) break;
-      const msg = pending.subarray(2, 2 + len);
-      pending = pending.subarray(2 + len);
-      inflight++;
-      const out = dispatcher.handle(msg, client);
-      if (isPromise(out)) out.then(settle, () => settle(undefined));
-      else settle(out);
-    }
-    if (inflight >= limits.maxInflightPerConnection) socket.pause();
-  });
 }
 
 /** The startup log's note on how UDP is served; says how to get the faster socket when missing. */

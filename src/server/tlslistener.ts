@@ -11,7 +11,7 @@ import { appendFile } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Dispatcher } from './dispatch.js';
-import { serveConnection, type TcpLimits } from './listeners.js';
+import { ConnectionTable, serveConnection, type TcpLimits } from './listeners.js';
 import type { ClientAuth, TlsSettings } from './plugin.js';
 
 /** A listener of an encrypted transport; a reload may hand it new certificates. */
@@ -133,11 +133,19 @@ export async function listenHandoff(
 }
 
 /** DNS over TLS on address:port; plain DNS over TCP while `settings` is undefined. */
-export function listenTls(address: string, port: number, dispatcher: Dispatcher, settings: TlsSettings | undefined, limits: TcpLimits): Promise<SecureListener> {
-  const serve = (socket: net.Socket): void => serveConnection(socket, dispatcher, limits);
-  return listenHandoff('tls', address, port, limits, settings, (s) => {
+export async function listenTls(address: string, port: number, dispatcher: Dispatcher, settings: TlsSettings | undefined, limits: TcpLimits): Promise<SecureListener> {
+  // The same fairness and idle-first closing as plain TCP, over the decrypted connections.
+  const table = new ConnectionTable(limits);
+  const serve = (socket: net.Socket): void => serveConnection(socket, dispatcher, limits, table);
+  const listener = await listenHandoff('tls', address, port, limits, settings, (s) => {
     if (!s) return serve;
     const server = secureServer(tls.createServer(tlsServerOptions(s, limits)), s, serve);
     return (socket) => server.emit('connection', socket);
   });
+  const close = listener.close;
+  listener.close = async () => {
+    table.closeAll();
+    await close();
+  };
+  return listener;
 }

@@ -42,9 +42,18 @@ export function runKdns(args: readonly string[], opts: { timeoutMs?: number; env
   });
 }
 
+/**
+ * `node argv…` under `sh -c 'ulimit -n N; exec …'`: a test that opens thousands of sockets
+ * raises its children's descriptor limit (up to the hard limit; the shell fails loudly above it).
+ */
+export function withFileLimit(fdLimit: number, argv: readonly string[]): [string, string[]] {
+  return ['sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...argv]];
+}
+
 /** Starts a long-running `kdns args…`; its output is collected in `output()`. */
-export function startKdns(args: readonly string[]): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
-  const child = spawn(process.execPath, kdnsCommand(args), { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startKdns(args: readonly string[], opts: { fdLimit?: number } = {}): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
+  const [cmd, argv] = opts.fdLimit === undefined ? [process.execPath, kdnsCommand(args)] : withFileLimit(opts.fdLimit, kdnsCommand(args));
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (out += b.toString()));

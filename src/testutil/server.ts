@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UdpTransport } from '../server/listeners.js';
+import type { TcpLimits, UdpTransport } from '../server/listeners.js';
 import { createLogger, type Level } from '../server/log.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { freePort } from './net.js';
@@ -22,7 +22,7 @@ export interface TestServer {
  * Writes `corefile` (with every `{PORT}` replaced by a free port) into a temp dir and starts a
  * server on it. The Corefile usually starts `.:{PORT} { bind 127.0.0.1 ... }`.
  */
-export async function startTestServer(corefile: string, opts: { clusterDir?: string; files?: Record<string, string>; udpTransport?: UdpTransport; port?: number } = {}): Promise<TestServer> {
+export async function startTestServer(corefile: string, opts: { clusterDir?: string; files?: Record<string, string>; udpTransport?: UdpTransport; port?: number; tcpLimits?: Partial<TcpLimits> } = {}): Promise<TestServer> {
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'kdns-test-'));
   for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
@@ -32,6 +32,6 @@ export async function startTestServer(corefile: string, opts: { clusterDir?: str
   const log = createLogger((level: Level, line: string) => {
     logs.push(`[${level}] ${line}`);
   });
-  const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: opts.clusterDir }, log, udpTransport: opts.udpTransport });
+  const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: opts.clusterDir }, log, udpTransport: opts.udpTransport, tcpLimits: opts.tcpLimits });
   return { server, port, corefilePath, dir, logs, stop: () => server.stop() };
 }

@@ -1,0 +1,306 @@
+// DNS over TCP connections, served fairly (RFC 7766): 2-byte length framing, pipelined queries
+// answered as they complete, and limits so that no client can take the process from the others.
+//
+// - Bounded work per turn of the event loop: every TCP connection together answers at most
+//   QUERIES_PER_TURN queries before UDP and the rest of the loop get their turn, and one
+//   connection at most QUERIES_PER_SLICE before the next one ready gets its slice. A client that
+//   pipelines thousands of queries in one write is paused while its queries wait their turn.
+// - A connection whose unsent answers exceed pauseQueuedBytes is not read until they drain
+//   (a client that does not read its answers stops being served), and is closed when they
+//   have not drained within stalledTimeoutMs.
+// - A connection with no complete query for idleTimeoutMs is closed; at maxConnections a new
+//   connection closes the one idle for longest (idle or stuck half-way through a frame, RFC 7766
+//   §6.2.3), and is refused only when every open connection has work under way.
+
+import type net from 'node:net';
+import type { Dispatcher, Outcome } from './dispatch.js';
+import type { ClientInfo } from './request.js';
+
+export interface TcpLimits {
+  /** Close a connection with no complete query for this long (ms). */
+  idleTimeoutMs: number;
+  /** Open connections at most; beyond, a new one replaces the idlest, or is refused. */
+  maxConnections: number;
+  /** Queries of one connection awaiting an asynchronous answer; reading pauses beyond it. */
+  maxInflightPerConnection: number;
+  /** Stop reading a connection while more than this many bytes of its answers are unsent. */
+  pauseQueuedBytes: number;
+  /** Close a connection whose unsent answers stay above pauseQueuedBytes this long (ms). */
+  stalledTimeoutMs: number;
+  /** Close a connection at once when this much is unsent (answers that were under way when it paused). */
+  maxQueuedBytes: number;
+}
+
+export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  idleTimeoutMs: 10_000,
+  maxConnections: 1000,
+  maxInflightPerConnection: 128,
+  pauseQueuedBytes: 64 << 10,
+  stalledTimeoutMs: 5_000,
+  maxQueuedBytes: 1 << 20,
+};
+
+/** Queries answered over all TCP connections per turn of the event loop. */
+const QUERIES_PER_TURN = 128;
+/** Queries of one connection answered before the next ready connection gets its turn. */
+const QUERIES_PER_SLICE = 16;
+
+const EMPTY = Buffer.alloc(0);
+
+function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/**
+ * Shares the event loop among TCP connections. A connection with new bytes is answered at once,
+ * one slice, while the turn's budget lasts; what remains waits for a turn, run from
+ * setImmediate, which comes after the loop has polled every socket (UDP included). A turn serves
+ * one slice per waiting connection while its budget lasts, first the light ones (whose bytes
+ * came when the budget was spent) and then the backlogged (still holding queries after a
+ * slice): a client with one query does not wait behind a round of pipeliners with thousands.
+ * So a turn of the loop does at most two budgets of TCP work, whatever the clients send.
+ */
+class TurnScheduler {
+  private light: TcpConnection[] = [];
+  private backlogged: TcpConnection[] = [];
+  /** Queries answered at once (in 'data' callbacks) since the last turn. */
+  private spentAtOnce = 0;
+  private scheduled = false;
+
+  /** A connection has new bytes, room to write again, or an answer settled. */
+  offer(c: TcpConnection): void {
+    if (c.queued) return;
+    let n = 0;
+    if (this.spentAtOnce < QUERIES_PER_TURN) {
+      n = c.serve(Math.min(QUERIES_PER_SLICE, QUERIES_PER_TURN - this.spentAtOnce));
+      this.spentAtOnce += n;
+      if (n > 0) this.wake();
+    }
+    this.flow(c, n === 0 ? this.light : this.backlogged);
+  }
+
+  /** After a slice: read on, wait in `queue`, or wait for the client/the answers. */
+  private flow(c: TcpConnection, queue: TcpConnection[]): void {
+    if (c.closed) return;
+    if (c.blocked()) {
+      c.pauseReading();
+      return;
+    }
+    if (c.hasQuery()) {
+      c.pauseReading();
+      c.queued = true;
+      queue.push(c);
+      this.wake();
+      return;
+    }
+    c.resumeReading();
+  }
+
+  private wake(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.turn);
+  }
+
+  private readonly turn = (): void => {
+    this.scheduled = false;
+    this.spentAtOnce = 0;
+    // The queues as the turn found them: whoever is queued during it waits for the next.
+    const waiting = this.light.length > 0 ? this.light.concat(this.backlogged) : this.backlogged;
+    this.light = [];
+    this.backlogged = [];
+    let spent = 0;
+    let i = 0;
+    for (; i < waiting.length && spent < QUERIES_PER_TURN; i++) {
+      const c = waiting[i] as TcpConnection;
+      c.queued = false;
+      if (c.closed) continue;
+      spent += c.serve(Math.min(QUERIES_PER_SLICE, QUERIES_PER_TURN - spent));
+      this.flow(c, this.backlogged);
+    }
+    // Those the budget did not reach keep their place, ahead of the ones served just now.
+    if (i < waiting.length) this.backlogged = waiting.slice(i).concat(this.backlogged);
+    if (this.light.length > 0 || this.backlogged.length > 0) this.wake();
+  };
+}
+
+const scheduler = new TurnScheduler();
+
+/** One TCP connection: its unparsed bytes, answers under way, and the flow control above. */
+export class TcpConnection {
+  queued = false;
+  closed = false;
+  /** performance.now() of the last complete query (or of the connect). */
+  lastQueryAt = performance.now();
+  private pending: Buffer = EMPTY;
+  private inflight = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly client: ClientInfo,
+    private readonly dispatcher: Dispatcher,
+    private readonly limits: TcpLimits,
+    private readonly onQuery: (c: TcpConnection) => void,
+  ) {
+    socket.on('data', (chunk: Buffer) => {
+      this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+      scheduler.offer(this);
+    });
+    socket.on('drain', () => {
+      this.clearStall();
+      scheduler.offer(this);
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      this.closed = true;
+      this.clearStall();
+    });
+  }
+
+  /** No query under way, no answer unsent: closing it loses nothing but a half-sent frame. */
+  isIdle(): boolean {
+    return this.inflight === 0 && !this.hasQuery() && this.socket.writableLength === 0;
+  }
+
+  hasQuery(): boolean {
+    return this.pending.length >= 2 && this.pending.length >= 2 + this.pending.readUInt16BE(0);
+  }
+
+  /** Waiting for the client to read its answers, or for answers under way. */
+  blocked(): boolean {
+    const s = this.socket;
+    // needDrain: a write said "full", so 'drain' will come and serve this connection again.
+    if (s.writableNeedDrain && s.writableLength > this.limits.pauseQueuedBytes) {
+      this.stallTimer ??= setTimeout(() => s.destroy(), this.limits.stalledTimeoutMs);
+      return true;
+    }
+    return this.inflight >= this.limits.maxInflightPerConnection;
+  }
+
+  pauseReading(): void {
+    if (!this.socket.isPaused()) this.socket.pause();
+  }
+
+  resumeReading(): void {
+    if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** Answers up to `max` complete queries; returns how many it took. */
+  serve(max: number): number {
+    let n = 0;
+    this.socket.cork();
+    while (n < max && !this.closed && this.hasQuery() && !this.blocked()) {
+      const len = this.pending.readUInt16BE(0);
+      const msg = this.pending.subarray(2, 2 + len);
+      this.pending = this.pending.length === 2 + len ? EMPTY : this.pending.subarray(2 + len);
+      n++;
+      this.answer(msg);
+    }
+    this.socket.uncork();
+    if (n > 0) this.onQuery(this);
+    return n;
+  }
+
+  private answer(msg: Buffer): void {
+    const out = this.dispatcher.handle(msg, this.client);
+    if (!isPromise(out)) {
+      this.write(out);
+      return;
+    }
+    this.inflight++;
+    const settle = (bytes: Buffer | undefined): void => {
+      this.inflight--;
+      this.write(bytes);
+      if (!this.closed) scheduler.offer(this);
+    };
+    out.then(settle, () => settle(undefined));
+  }
+
+  private write(bytes: Buffer | undefined): void {
+    if (!bytes || this.closed) return;
+    const frame = Buffer.allocUnsafe(bytes.length + 2);
+    frame.writeUInt16BE(bytes.length, 0);
+    bytes.copy(frame, 2);
+    this.socket.write(frame);
+    if (this.socket.writableLength > this.limits.maxQueuedBytes) this.socket.destroy();
+  }
+
+  private clearStall(): void {
+    if (this.stallTimer === undefined) return;
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+  }
+}
+
+/**
+ * The open connections of one listener, oldest complete query first: the idle-timeout sweep
+ * and the choice of whom to close at the cap both read from the front.
+ */
+export class ConnectionTable {
+  private readonly byAge = new Set<TcpConnection>();
+  /**
+   * Admitted in this turn of the loop: not read yet, so not known to be idle. A burst of
+   * connections accepted in one go must not close a client whose query is already waiting.
+   */
+  private readonly fresh = new Set<TcpConnection>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly limits: TcpLimits) {
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(10, Math.min(1000, limits.idleTimeoutMs / 4)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.byAge.size;
+  }
+
+  /** Takes a new connection, making room at the cap; false when it had to be refused. */
+  admit(c: TcpConnection): boolean {
+    if (this.byAge.size >= this.limits.maxConnections) {
+      const idlest = this.idlest();
+      if (!idlest) return false;
+      this.drop(idlest);
+    }
+    this.byAge.add(c);
+    if (this.fresh.size === 0) setImmediate(() => this.fresh.clear());
+    this.fresh.add(c);
+    c.socket.on('close', () => {
+      this.byAge.delete(c);
+      this.fresh.delete(c);
+    });
+    return true;
+  }
+
+  /** A connection completed a query: it moves to the young end. */
+  touch(c: TcpConnection): void {
+    c.lastQueryAt = performance.now();
+    if (this.byAge.delete(c)) this.byAge.add(c);
+  }
+
+  closeAll(): void {
+    clearInterval(this.sweeper);
+    for (const c of this.byAge) c.socket.destroy();
+    this.byAge.clear();
+    this.fresh.clear();
+  }
+
+  private idlest(): TcpConnection | undefined {
+    for (const c of this.byAge) if (c.isIdle() && !this.fresh.has(c)) return c;
+    return undefined;
+  }
+
+  private drop(c: TcpConnection): void {
+    this.byAge.delete(c);
+    c.socket.destroy();
+  }
+
+  private closeIdle(): void {
+    const deadline = performance.now() - this.limits.idleTimeoutMs;
+    for (const c of this.byAge) {
+      if (c.lastQueryAt > deadline) return;
+      // An answer still under way is not idleness; the stall timer watches unsent answers.
+      if (c.isIdle()) this.drop(c);
+    }
+  }
+}
