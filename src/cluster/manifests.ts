@@ -635,6 +635,14 @@ const SPEC_CHECKS: Record<string, (c: Checker) => void> = {
     }
     c.ports(['spec', 'ports'], true);
     c.boolean(['spec', 'publishNotReadyAddresses']);
+    c.list(['spec', 'externalIPs'], (at) => c.ip(at, false));
+    if (c.object(['status']) && c.object(['status', 'loadBalancer'])) {
+      c.list(['status', 'loadBalancer', 'ingress'], (at) => {
+        if (!c.object(at, false)) return;
+        c.ip([...at, 'ip']);
+        c.string([...at, 'hostname']);
+      });
+    }
   },
   EndpointSlice(c) {
     c.oneOf(['addressType'], ['IPv4', 'IPv6', 'FQDN'], false);

@@ -330,6 +330,24 @@ export class ServiceInfo {
   }
 }
 
+/**
+ * spec.externalIPs, then status.loadBalancer.ingress (each one's IP, or its hostname), IPs in
+ * canonical form, hostnames lower-cased; what is neither is left out. Most services have none,
+ * and then this is the shared empty array.
+ */
+export function externalAddressesOf(svc: Service): readonly string[] {
+  const out: string[] = [];
+  for (const ip of svc.spec?.externalIPs ?? []) {
+    const c = canonicalIP(ip);
+    if (c !== undefined && !out.includes(c)) out.push(c);
+  }
+  for (const ing of svc.status?.loadBalancer?.ingress ?? []) {
+    const c = ing.ip ? canonicalIP(ing.ip) : ing.hostname ? ing.hostname.toLowerCase() : undefined;
+    if (c !== undefined && c !== '' && !out.includes(c)) out.push(c);
+  }
+  return out.length === 0 ? EMPTY : out;
+}
+
 /** A pod name longer than a DNS label cannot be an endpoint hostname (CoreDNS drops it too). */
 function targetName(name: string | undefined): string {
   return name !== undefined && name.length < 64 ? name : '';
@@ -414,6 +432,12 @@ export class ClusterStore {
   private readonly endpointObjects = new Map<string, EndpointGroup[]>();
   private readonly endpointsByService = new Map<string, ServiceEndpoints>();
   private readonly servicesByIp: MultiMap<ServiceInfo> = new Map();
+  /**
+   * Service key → its externalIPs and load-balancer ingress, for the few services that have
+   * any: kept beside the service rather than on every ServiceInfo (see externalAddressesOf).
+   */
+  private readonly externals = new Map<string, readonly string[]>();
+  private readonly servicesByExternalIp: MultiMap<ServiceInfo> = new Map();
   private readonly groupsByIp: MultiMap<EndpointGroup> = new Map();
   private readonly pods = new Map<string, PodInfo>();
   private readonly podsByIp: MultiMap<PodInfo> = new Map();
@@ -491,7 +515,7 @@ export class ClusterStore {
         this.putNamespace(obj, version);
         break;
       case 'Service':
-        this.putService(toServiceInfo(obj, version));
+        this.putService(toServiceInfo(obj, version), externalAddressesOf(obj));
         break;
       case 'EndpointSlice':
         this.putEndpoints(key, [sliceToGroup(obj, version)], obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION]);
@@ -635,6 +659,19 @@ export class ClusterStore {
     return listOf(this.servicesByIp, ip);
   }
 
+  /**
+   * A service's addresses outside the cluster: spec.externalIPs, then each load-balancer
+   * ingress's IP (or its hostname when it has no IP), as CoreDNS's k8s_external reads them.
+   */
+  externalAddresses(serviceKey: string): readonly string[] {
+    return this.externals.get(serviceKey) ?? EMPTY;
+  }
+
+  /** Services with `ip` among their external addresses (k8s_external's PTR). */
+  servicesByExternalIP(ip: string): readonly ServiceInfo[] {
+    return listOf(this.servicesByExternalIp, ip);
+  }
+
   /** Groups (of any service) that list `ip`, ready or not; callers check readiness. */
   endpointGroupsByIP(ip: string): readonly EndpointGroup[] {
     return listOf(this.groupsByIp, ip);
@@ -725,7 +762,7 @@ export class ClusterStore {
     this.delta().namespaces = true;
   }
 
-  private putService(info: ServiceInfo): void {
+  private putService(info: ServiceInfo, external: readonly string[]): void {
     // Count the new object before letting go of the old one, so a replacement never looks
     // like the namespace emptying and filling again.
     this.ref(info.namespace, 1);
@@ -736,6 +773,14 @@ export class ClusterStore {
       addTo(this.servicesByIp, ip, info);
       this.delta().ips.add(ip);
     }
+    if (external.length > 0) {
+      this.externals.set(info.key, external);
+      for (const ip of external) {
+        if (canonicalIP(ip) !== ip) continue; // a load balancer's hostname: no PTR for it
+        addTo(this.servicesByExternalIp, ip, info);
+        this.delta().ips.add(ip);
+      }
+    }
     this.delta().services.add(info.key);
   }
 
@@ -745,6 +790,15 @@ export class ClusterStore {
     for (const ip of svc.clusterIPs) {
       removeFrom(this.servicesByIp, ip, svc);
       this.delta().ips.add(ip);
+    }
+    const external = this.externals.get(svc.key);
+    if (external !== undefined) {
+      this.externals.delete(svc.key);
+      for (const ip of external) {
+        if (canonicalIP(ip) !== ip) continue;
+        removeFrom(this.servicesByExternalIp, ip, svc);
+        this.delta().ips.add(ip);
+      }
     }
     this.delta().services.add(svc.key);
     // Endpoints stay: they are separate objects and may outlive the service briefly.

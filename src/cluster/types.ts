@@ -43,6 +43,8 @@ export interface Service extends KubeObject {
     clusterIPs?: string[];
     ipFamilies?: Array<'IPv4' | 'IPv6'>;
     externalName?: string;
+    /** Addresses outside the cluster that route to the service (k8s_external serves them). */
+    externalIPs?: string[];
     ports?: ServicePort[];
     selector?: Record<string, string>;
     publishNotReadyAddresses?: boolean;
