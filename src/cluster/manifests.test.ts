@@ -151,6 +151,21 @@ status:
     ],
   },
   {
+    name: 'bad ServiceImport type and ips',
+    text: `apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceImport
+metadata: {name: db, namespace: shop}
+spec:
+  type: LoadBalancer
+  ips: [10.0.0.300]
+`,
+    objects: [],
+    errors: [
+      'f.yaml:5: ServiceImport shop/db: spec.type: Unsupported value: "LoadBalancer": supported values: "ClusterSetIP", "Headless"',
+      'f.yaml:6: ServiceImport shop/db: spec.ips[0]: Invalid value: "10.0.0.300": must be a valid IP address',
+    ],
+  },
+  {
     name: 'JSON with a bad field falls back to YAML for the line',
     text: '{\n  "apiVersion": "discovery.k8s.io/v1",\n  "kind": "EndpointSlice",\n  "metadata": {"name": "s", "namespace": "n"},\n  "addressType": "IPv5"\n}\n',
     objects: [],

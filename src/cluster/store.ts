@@ -4,7 +4,7 @@
 // exactly which services and IPs changed, so caches above can drop just those answers.
 
 import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from '../dns/ip.js';
-import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service } from './types.js';
+import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service, ServiceImport } from './types.js';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -111,6 +111,10 @@ export interface StoreCounts {
 
 const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+/** The ServiceImport an EndpointSlice of the Multi-Cluster Services API belongs to. */
+export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
+/** The cluster of the clusterset an MCS EndpointSlice's endpoints run in. */
+export const MCS_SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
 const NO_PORTS: readonly PortInfo[] = Object.freeze([Object.freeze({ name: '', protocol: '', port: -1 })]);
 const EMPTY: readonly never[] = Object.freeze([]);
 
@@ -196,6 +200,10 @@ export function objectKey(kind: string, namespace: string | undefined, name: str
 /** The namespace an object of this kind is in: none for Namespaces and Nodes, else "default" when unset. */
 function namespaceOf(kind: string, namespace: string | undefined): string | undefined {
   return CLUSTER_SCOPED.has(kind) ? undefined : namespace || 'default';
+}
+
+function sortedById(groups: readonly EndpointGroup[]): readonly EndpointGroup[] {
+  return [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The inverse of objectKey (kinds have no space, namespaces and names no slash). */
@@ -355,7 +363,9 @@ function targetName(name: string | undefined): string {
 
 export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion): EndpointGroup {
   const namespace = internNamespace(slice.metadata.namespace ?? 'default');
-  const service = slice.metadata.labels?.[SERVICE_NAME_LABEL] ?? '';
+  // An MCS slice belongs to its ServiceImport, not to a Service (see isMulticlusterGroup).
+  const labels = slice.metadata.labels;
+  const service = labels?.[MCS_SERVICE_NAME_LABEL] ?? labels?.[SERVICE_NAME_LABEL] ?? '';
   const addresses: EndpointAddressInfo[] = [];
   // FQDN slices name hosts, not addresses: nothing DNS can serve as A/AAAA or PTR.
   if (slice.addressType !== 'FQDN') {
@@ -412,6 +422,48 @@ export function toPodInfo(pod: Pod, version?: ObjectVersion): PodInfo {
   };
 }
 
+/** A ServiceImport as the store keeps it (only clusters using the MCS API have any). */
+export interface ServiceImportInfo {
+  /** `name.namespace`, lower case, as for services. */
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly headless: boolean;
+  /** Canonical clusterset IPs (ClusterSetIP imports). */
+  readonly ips: readonly string[];
+  /** Never empty: an import without ports holds the sentinel port -1. */
+  readonly ports: readonly PortInfo[];
+  readonly labels: Labels | undefined;
+  readonly version: ObjectVersion | undefined;
+}
+
+export function toServiceImportInfo(si: ServiceImport, version?: ObjectVersion): ServiceImportInfo {
+  const namespace = internNamespace(si.metadata.namespace ?? 'default');
+  return {
+    key: flat(`${si.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`),
+    name: si.metadata.name,
+    namespace,
+    headless: si.spec?.type === 'Headless',
+    ips: canonicalIPs(si.spec?.ips ?? []),
+    ports: toPorts(si.spec?.ports),
+    labels: nonEmptyLabels(si.metadata.labels),
+    version,
+  };
+}
+
+/**
+ * Whether a group is an EndpointSlice of the Multi-Cluster Services API (it names its
+ * ServiceImport by label). Read from the labels the group keeps anyway, not a field of its own.
+ */
+export function isMulticlusterGroup(g: EndpointGroup): boolean {
+  return !g.legacy && g.labels?.[MCS_SERVICE_NAME_LABEL] !== undefined;
+}
+
+/** The clusterset member an MCS group's endpoints run in ("" when the slice does not say). */
+export function sourceClusterOf(g: EndpointGroup): string {
+  return g.labels?.[MCS_SOURCE_CLUSTER_LABEL] ?? '';
+}
+
 class DeltaBuilder {
   services = new Set<string>();
   ips = new Set<string>();
@@ -431,6 +483,9 @@ export class ClusterStore {
   /** object key → groups it produced (one per slice, one per legacy subset). */
   private readonly endpointObjects = new Map<string, EndpointGroup[]>();
   private readonly endpointsByService = new Map<string, ServiceEndpoints>();
+  /** ServiceImports and their (MCS) EndpointSlices, by `name.namespace`: empty unless the MCS API is used. */
+  private readonly imports = new Map<string, ServiceImportInfo>();
+  private readonly endpointsByImport = new Map<string, ServiceEndpoints>();
   private readonly servicesByIp: MultiMap<ServiceInfo> = new Map();
   /**
    * Service key → its externalIPs and load-balancer ingress, for the few services that have
@@ -534,6 +589,9 @@ export class ClusterStore {
         if (version !== undefined) this.unrecordedVersions.set(key, version);
         this.delta().nodes = true;
         break;
+      case 'ServiceImport':
+        this.putImport(toServiceImportInfo(obj, version));
+        break;
     }
     this.touch();
     return true;
@@ -559,6 +617,10 @@ export class ClusterStore {
         return this.endpointObjects.get(key)?.[0]?.version ?? this.unrecordedVersions.get(key);
       case 'Pod':
         return this.pods.get(key)?.version;
+      case 'ServiceImport': {
+        const si = this.imports.get(`${name.toLowerCase()}.${(namespace ?? '').toLowerCase()}`);
+        return si && si.name === name && si.namespace === namespace ? si.version : undefined;
+      }
       default:
         return this.unrecordedVersions.get(key);
     }
@@ -574,6 +636,7 @@ export class ClusterStore {
       if (ok(version)) yield { ...parseObjectKey(key), version };
     }
     for (const [key, p] of this.pods) if (ok(p.version)) yield { ...parseObjectKey(key), version: p.version };
+    for (const si of this.imports.values()) if (ok(si.version)) yield { kind: 'ServiceImport', namespace: si.namespace, name: si.name, version: si.version };
     for (const [key, version] of this.unrecordedVersions) if (ok(version)) yield { ...parseObjectKey(key), version };
   }
 
@@ -606,6 +669,14 @@ export class ClusterStore {
         changed = this.nodeObjects.delete(name);
         if (changed) this.delta().nodes = true;
         break;
+      case 'ServiceImport': {
+        const si = this.imports.get(`${name.toLowerCase()}.${(ns as string).toLowerCase()}`);
+        if (si && si.name === name && si.namespace === ns) {
+          this.dropImport(si);
+          changed = true;
+        }
+        break;
+      }
     }
     if (changed) this.touch();
   }
@@ -648,10 +719,20 @@ export class ClusterStore {
   endpointGroups(serviceKey: string): readonly EndpointGroup[] {
     const e = this.endpointsByService.get(serviceKey);
     if (!e) return EMPTY;
-    if (e.view === undefined) {
-      const chosen = e.slices.length > 0 ? e.slices : e.legacy;
-      e.view = [...chosen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    }
+    e.view ??= sortedById(e.slices.length > 0 ? e.slices : e.legacy);
+    return e.view;
+  }
+
+  /** A ServiceImport by `name.namespace`, lower case. */
+  serviceImport(key: string): ServiceImportInfo | undefined {
+    return this.imports.get(key);
+  }
+
+  /** The MCS EndpointSlices of a ServiceImport, sorted by id. */
+  importEndpointGroups(importKey: string): readonly EndpointGroup[] {
+    const e = this.endpointsByImport.get(importKey);
+    if (!e) return EMPTY;
+    e.view ??= sortedById(e.slices);
     return e.view;
   }
 
@@ -727,6 +808,9 @@ export class ClusterStore {
         break;
       case 'Node':
         for (const n of this.nodeObjects.keys()) yield [objectKey(kind, undefined, n), undefined, n];
+        break;
+      case 'ServiceImport':
+        for (const si of this.imports.values()) yield [objectKey(kind, si.namespace, si.name), si.namespace, si.name];
         break;
     }
   }
@@ -810,14 +894,18 @@ export class ClusterStore {
     this.endpointObjects.set(key, groups);
     const d = this.delta();
     for (const g of groups) {
-      let e = this.endpointsByService.get(g.serviceKey);
+      const mcs = isMulticlusterGroup(g);
+      const index = mcs ? this.endpointsByImport : this.endpointsByService;
+      let e = index.get(g.serviceKey);
       if (!e) {
         e = { slices: [], legacy: [], view: undefined };
-        this.endpointsByService.set(g.serviceKey, e);
+        index.set(g.serviceKey, e);
       }
       (g.legacy ? e.legacy : e.slices).push(g);
       e.view = undefined;
       d.services.add(g.serviceKey);
+      // Other clusters' endpoints have no PTR here and do not front this server.
+      if (mcs) continue;
       for (const a of g.addresses) {
         addTo(this.groupsByIp, a.ip, g);
         d.ips.add(a.ip);
@@ -841,21 +929,38 @@ export class ClusterStore {
     const d = this.delta();
     for (const g of groups) {
       this.ref(g.namespace, -1);
-      const e = this.endpointsByService.get(g.serviceKey);
+      const mcs = isMulticlusterGroup(g);
+      const index = mcs ? this.endpointsByImport : this.endpointsByService;
+      const e = index.get(g.serviceKey);
       if (e) {
         const list = g.legacy ? e.legacy : e.slices;
         const i = list.indexOf(g);
         if (i >= 0) list.splice(i, 1);
         e.view = undefined;
-        if (e.slices.length === 0 && e.legacy.length === 0) this.endpointsByService.delete(g.serviceKey);
+        if (e.slices.length === 0 && e.legacy.length === 0) index.delete(g.serviceKey);
       }
       d.services.add(g.serviceKey);
+      if (mcs) continue;
       for (const a of g.addresses) {
         removeFrom(this.groupsByIp, a.ip, g);
         d.ips.add(a.ip);
       }
     }
     return true;
+  }
+
+  private putImport(info: ServiceImportInfo): void {
+    this.ref(info.namespace, 1); // before the drop: see putService
+    const old = this.imports.get(info.key);
+    if (old) this.dropImport(old);
+    this.imports.set(info.key, info);
+    this.delta().services.add(info.key);
+  }
+
+  private dropImport(si: ServiceImportInfo): void {
+    this.imports.delete(si.key);
+    this.ref(si.namespace, -1);
+    this.delta().services.add(si.key);
   }
 
   private putPod(key: string, info: PodInfo): void {
