@@ -26,6 +26,18 @@ function readPem(prop: Directive, index: number, corefilePath: string): string {
   }
 }
 
+/** An endpoint URL; `host:port` without a scheme (which etcd's Go client takes) is http. */
+function endpointUrl(prop: Directive, given: string): string {
+  const text = given.includes('://') ? given : `http://${given}`;
+  try {
+    const url = new URL(text);
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.pathname === '/') return text;
+  } catch {
+    // reported below
+  }
+  return invalidArg(prop, given, 'expected an http:// or https:// URL such as http://localhost:2379');
+}
+
 /**
  * `tls` takes CoreDNS's forms: nothing (system CAs), CACERT, CERT KEY, or CERT KEY CACERT.
  */
@@ -61,21 +73,9 @@ export function parseEtcd(d: Directive, blockZones: readonly string[], corefileP
         config.path = path;
         break;
       }
-      case 'endpoint': {
-        const urls = expectArgs(prop, 1);
-        for (const u of urls) {
-          let ok = false;
-          try {
-            const url = new URL(u);
-            ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-          } catch {
-            ok = false;
-          }
-          if (!ok) invalidArg(prop, u, 'expected an http:// or https:// URL such as http://localhost:2379');
-        }
-        config.client.endpoints = urls;
+      case 'endpoint':
+        config.client.endpoints = expectArgs(prop, 1).map((u) => endpointUrl(prop, u));
         break;
-      }
       case 'credentials': {
         const [username, password] = expectArgs(prop, 2, 2) as [string, string];
         config.client.credentials = { username, password };
