@@ -120,11 +120,12 @@ export async function startEtcd(opts: { tls?: boolean } = {}): Promise<TestEtcd>
       await ctl(['del', ...(prefix ? ['--prefix'] : []), key]);
     },
     async stop() {
-      child.kill('SIGTERM');
-      await new Promise<void>((resolve) => {
-        if (child.exitCode !== null) resolve();
-        else child.once('exit', () => resolve());
-      });
+      // Idempotent: a test may stop etcd to see kdns cope, and `after` stops it again.
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGTERM');
+        await exited;
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
