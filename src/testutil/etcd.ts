@@ -24,6 +24,8 @@ export interface TestEtcd {
   certs?: EtcdCerts;
   put(key: string, value: string, opts?: { leaseSeconds?: number }): Promise<void>;
   del(key: string, prefix?: boolean): Promise<void>;
+  /** Creates the root user with this password and turns authentication on. */
+  enableAuth(password: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -115,6 +117,10 @@ export async function startEtcd(opts: { tls?: boolean } = {}): Promise<TestEtcd>
       const id = /lease ([0-9a-f]+) granted/.exec(grant.stdout)?.[1];
       if (!id) throw new Error(`etcdctl lease grant: ${grant.stdout}`);
       await ctl(['put', '--lease', id, key, value]);
+    },
+    async enableAuth(password) {
+      await ctl(['user', 'add', `root:${password}`]);
+      await ctl(['auth', 'enable']);
     },
     async del(key, prefix = false) {
       await ctl(['del', ...(prefix ? ['--prefix'] : []), key]);

@@ -118,3 +118,44 @@ noclient.local:{PORT} {
     assert.deepEqual(await ask(srv.port, 'secure.skydns.local', 'A'), ['SERVFAIL']);
   });
 });
+
+describe('etcd end to end with credentials', { skip: missing('etcd', 'etcd-server') }, () => {
+  let etcd: TestEtcd;
+  let srv: TestServer;
+  before(async () => {
+    etcd = await startEtcd();
+    await etcd.put('/skydns/local/skydns/private', '{"host":"10.0.2.1"}');
+    await etcd.enableAuth('s3cret');
+    srv = await startTestServer(`skydns.local:{PORT} {
+    bind 127.0.0.1
+    etcd {
+        endpoint ${etcd.endpoint}
+        credentials root s3cret
+    }
+}
+wrong.local:{PORT} {
+    bind 127.0.0.1
+    etcd {
+        endpoint ${etcd.endpoint}
+        credentials root guess
+    }
+}
+anonymous.local:{PORT} {
+    bind 127.0.0.1
+    etcd {
+        endpoint ${etcd.endpoint}
+    }
+}
+`);
+  });
+  after(async () => {
+    await srv?.stop();
+    await etcd?.stop();
+  });
+
+  test('the right password reads; a wrong one or none is SERVFAIL', async () => {
+    assert.deepEqual(await ask(srv.port, 'private.skydns.local', 'A'), ['NOERROR', 'private.skydns.local. 300 A 10.0.2.1']);
+    assert.deepEqual(await ask(srv.port, 'private.wrong.local', 'A'), ['SERVFAIL']);
+    assert.deepEqual(await ask(srv.port, 'private.anonymous.local', 'A'), ['SERVFAIL']);
+  });
+});
