@@ -4,12 +4,11 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import { rcodeName, rrToString, typeFromName } from '../../dns/rr.js';
-import { finalizeReply } from '../../server/finalize.js';
+import { typeFromName } from '../../dns/rr.js';
 import type { Reply } from '../../server/reply.js';
 import { edns, testRequest } from '../../testutil/request.js';
 import { directiveIn } from '../../testutil/corefile.js';
+import { replyShape, type ReplyShape } from '../../testutil/shape.js';
 import { startEtcd, type TestEtcd } from '../../testutil/etcd.js';
 import { missing } from '../../testutil/upstream.js';
 import { EtcdPlugin } from './handler.js';
@@ -98,12 +97,7 @@ const SERVICES: Array<[string, Service]> = [
   ['a.server1.dev.region1.example.org.', { host: 'dev.server1', port: 8080 }],
 ];
 
-interface Shape {
-  rcode: string;
-  answer: string[];
-  authority: string[];
-  additional: string[];
-}
+type Shape = ReplyShape;
 
 const NEXT = 'went to the next plugin';
 const soa = (zone: string): string => `${zone} 30 IN SOA ns.dns.${zone} hostmaster.${zone} SERIAL 7200 1800 86400 30`;
@@ -112,6 +106,16 @@ const ok = (answer: string[], additional: string[] = []): Shape => ({ rcode: 'NO
 const nodata = (zone = T): Shape => ({ rcode: 'NOERROR', answer: [], authority: [soa(zone)], additional: [] });
 const nx = (zone = T): Shape => ({ rcode: 'NXDOMAIN', answer: [], authority: [soa(zone)], additional: [] });
 const r300 = (name: string, rest: string): string => `${name} 300 IN ${rest}`;
+
+const CNAME_GLUE = [
+  r300('cname1.region2.skydns.test.', 'CNAME cname2.region2.skydns.test.'),
+  r300('cname2.region2.skydns.test.', 'CNAME cname3.region2.skydns.test.'),
+  r300('cname3.region2.skydns.test.', 'CNAME cname4.region2.skydns.test.'),
+  r300('cname4.region2.skydns.test.', 'CNAME cname5.region2.skydns.test.'),
+  r300('cname5.region2.skydns.test.', 'CNAME cname6.region2.skydns.test.'),
+  r300('cname6.region2.skydns.test.', 'CNAME endpoint.region2.skydns.test.'),
+  r300('endpoint.region2.skydns.test.', 'A 10.240.0.1'),
+];
 
 const LOOKUP: Array<[string, string, Shape | typeof NEXT]> = [
   // lookup_test.go
@@ -159,15 +163,7 @@ const LOOKUP: Array<[string, string, Shape | typeof NEXT]> = [
     'SRV',
     ok(
       [r300('cnamesrv.region1.skydns.test.', 'SRV 10 100 0 cname1.region2.skydns.test.')],
-      [
-        r300('cname1.region2.skydns.test.', 'CNAME cname2.region2.skydns.test.'),
-        r300('cname2.region2.skydns.test.', 'CNAME cname3.region2.skydns.test.'),
-        r300('cname3.region2.skydns.test.', 'CNAME cname4.region2.skydns.test.'),
-        r300('cname4.region2.skydns.test.', 'CNAME cname5.region2.skydns.test.'),
-        r300('cname5.region2.skydns.test.', 'CNAME cname6.region2.skydns.test.'),
-        r300('cname6.region2.skydns.test.', 'CNAME endpoint.region2.skydns.test.'),
-        r300('endpoint.region2.skydns.test.', 'A 10.240.0.1'),
-      ],
+      CNAME_GLUE,
     ),
   ],
   ['region2.skydns.test.', 'CNAME', ok([r300('region2.skydns.test.', 'CNAME mainendpoint.region2.skydns.test.')])],
@@ -208,24 +204,14 @@ const REGION1 = [
 ];
 const PROD_GLUE = [r300('a.server1.prod.region1.skydns.test.', 'A 10.0.0.1'), r300('b.server1.prod.region1.skydns.test.', 'A 10.0.0.2'), r300('b.server6.prod.region1.skydns.test.', 'AAAA ::1')];
 
-const CNAME_GLUE = [
-  r300('cname1.region2.skydns.test.', 'CNAME cname2.region2.skydns.test.'),
-  r300('cname2.region2.skydns.test.', 'CNAME cname3.region2.skydns.test.'),
-  r300('cname3.region2.skydns.test.', 'CNAME cname4.region2.skydns.test.'),
-  r300('cname4.region2.skydns.test.', 'CNAME cname5.region2.skydns.test.'),
-  r300('cname5.region2.skydns.test.', 'CNAME cname6.region2.skydns.test.'),
-  r300('cname6.region2.skydns.test.', 'CNAME endpoint.region2.skydns.test.'),
-  r300('endpoint.region2.skydns.test.', 'A 10.240.0.1'),
-];
 
 async function ask(p: EtcdPlugin, name: string, type: string): Promise<Shape | typeof NEXT> {
   const req = testRequest(name, typeFromName(type) as number, { edns: edns(4096) });
   const reply = (await p.serve(req, () => undefined)) as Reply | undefined;
   if (reply === undefined) return NEXT;
-  const msg = decodeMessage(finalizeReply(req, reply));
-  assert.equal(msg.aa, true, 'authoritative');
-  const text = (rs: typeof msg.answers): string[] => rs.map((r) => rrToString(r).replaceAll('\t', ' ').replace(/(hostmaster\.\S+) \d+/, '$1 SERIAL')).sort();
-  return { rcode: rcodeName(msg.rcode), answer: text(msg.answers), authority: text(msg.authority), additional: text(msg.additional) };
+  const { aa, ...shape } = replyShape(req, reply);
+  assert.equal(aa, true, 'authoritative');
+  return shape;
 }
 
 describe('etcd: CoreDNS lookup, cname, group, other and multi tables against a real etcd', { skip: missing('etcd', 'etcd-server') }, () => {

@@ -3,16 +3,15 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import { rrToString, rcodeName, typeFromName } from '../../dns/rr.js';
+import { typeFromName } from '../../dns/rr.js';
 import * as rr from '../../dns/rr.js';
 import { createLogger } from '../../server/log.js';
-import { finalizeReply } from '../../server/finalize.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { Next } from '../../server/plugin.js';
 import { ClusterStore } from '../../cluster/store.js';
 import type { ClusterObject } from '../../cluster/types.js';
 import { directiveIn } from '../../testutil/corefile.js';
+import { replyShape, type ReplyShape } from '../../testutil/shape.js';
 import { testRequest } from '../../testutil/request.js';
 import { parseKubernetes } from '../kubernetes/config.js';
 import { KubernetesPlugin } from '../kubernetes/handler.js';
@@ -65,12 +64,7 @@ function nextPlugin(upstream: boolean): Next {
   };
 }
 
-interface Shape {
-  rcode: string;
-  answer: string[];
-  authority: string[];
-  additional: string[];
-}
+type Shape = ReplyShape;
 
 const NEXT = 'went to the next plugin';
 
@@ -78,10 +72,9 @@ async function ask(p: ExternalPlugin, name: string, type: string, upstream = fal
   const req = testRequest(name, typeFromName(type) as number);
   const reply = await p.serve(req, nextPlugin(upstream));
   if (reply === undefined) return NEXT;
-  const msg = decodeMessage(finalizeReply(req, reply));
-  assert.equal(msg.aa, true, 'authoritative');
-  const text = (rs: typeof msg.answers): string[] => rs.map((r) => rrToString(r).replaceAll('\t', ' ').replace(/(hostmaster\.\S+) \d+/, '$1 SERIAL')).sort();
-  return { rcode: rcodeName(msg.rcode), answer: text(msg.answers), authority: text(msg.authority), additional: text(msg.additional) };
+  const { aa, ...shape } = replyShape(req, reply);
+  assert.equal(aa, true, 'authoritative');
+  return shape;
 }
 
 const SOA = 'example.com. 5 IN SOA ns1.dns.example.com. hostmaster.dns.example.com. SERIAL 7200 1800 86400 5';

@@ -15,7 +15,7 @@ import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { fallsThrough } from '../file/answer.js';
 import type { KubernetesPlugin } from '../kubernetes/handler.js';
-import { endpointHostname } from '../kubernetes/resolve.js';
+import { endpointHostname, srvWeight } from '../kubernetes/resolve.js';
 
 export const DEFAULT_APEX = 'dns';
 export const DEFAULT_TTL = 5;
@@ -323,7 +323,7 @@ export class ExternalPlugin implements Plugin {
   /** SRV, weighted as CoreDNS does (every entry counts, port-less ones too), with glue. */
   private async srv(entries: readonly ExternalEntry[], req: DnsRequest, upstream: Upstream): Promise<{ records: ResourceRecord[]; extra: ResourceRecord[] }> {
     const ttl = this.config.ttl;
-    const weight = Math.max(1, Math.floor((100 / (100 * entries.length)) * 100));
+    const weight = srvWeight(entries.length);
     const records: ResourceRecord[] = [];
     const extra: ResourceRecord[] = [];
     const seenSrv = new Set<string>();

@@ -4,14 +4,13 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import { rcodeName, rrToString, typeFromName } from '../../dns/rr.js';
+import { typeFromName } from '../../dns/rr.js';
 import { createLogger } from '../../server/log.js';
-import { finalizeReply } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import { ClusterStore } from '../../cluster/store.js';
 import type { ClusterObject, EndpointSlice, ServiceImport, ServicePort } from '../../cluster/types.js';
 import { directiveIn } from '../../testutil/corefile.js';
+import { replyShape, type ReplyShape } from '../../testutil/shape.js';
 import { edns, testRequest } from '../../testutil/request.js';
 import { parseKubernetes } from './config.js';
 import { KubernetesPlugin } from './handler.js';
@@ -76,20 +75,13 @@ function plugin(body: string, objects: readonly ClusterObject[] = [...CLUSTERSET
   return new KubernetesPlugin(cfg, handle, { log: createLogger(() => {}), localIPs: () => ['127.0.0.1'] });
 }
 
-interface Shape {
-  rcode: string;
-  answer: string[];
-  authority: string[];
-  additional: string[];
-}
+type Shape = ReplyShape;
 
 async function ask(p: KubernetesPlugin, name: string, type: string): Promise<Shape> {
   // EDNS with room for every record: these rows check content, not truncation.
   const req = testRequest(name, typeFromName(type) as number, { edns: edns(4096) });
-  const reply = (await p.serve(req, () => undefined)) as Reply;
-  const msg = decodeMessage(finalizeReply(req, reply));
-  const text = (rs: typeof msg.answers): string[] => rs.map((r) => rrToString(r).replaceAll('\t', ' ').replace(/(hostmaster\.\S+) \d+/, '$1 SERIAL')).sort();
-  return { rcode: rcodeName(msg.rcode), answer: text(msg.answers), authority: text(msg.authority), additional: text(msg.additional) };
+  const { aa: _aa, ...shape } = replyShape(req, (await p.serve(req, () => undefined)) as Reply);
+  return shape;
 }
 
 const SOA = 'cluster.local. 5 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. SERIAL 7200 1800 86400 5';

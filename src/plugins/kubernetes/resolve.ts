@@ -154,6 +154,14 @@ function hostType(host: string): number {
   return host.includes(':') ? RRType.AAAA : RRType.A;
 }
 
+/**
+ * CoreDNS's SRV weight when no entry sets one: every entry (port-less ones and duplicates
+ * included) counts 100 of the total, and each record gets its share of 100, at least 1.
+ */
+export function srvWeight(entries: number): number {
+  return Math.max(1, Math.floor((100 / (100 * entries)) * 100));
+}
+
 class Context {
   deps: Deps | undefined = { services: [], ips: [], pods: [] };
   needs: Array<{ name: string; qtype: number }> = [];
@@ -313,8 +321,7 @@ export class Resolver {
     const l = this.services(ctx, name, RRType.SRV, zone);
     if (l.error) return { records: [], extra: [], error: l.error };
     const entries = l.entries;
-    // CoreDNS's weights: every entry (sentinel ports and duplicates included) counts 100 of the total.
-    const weight = Math.max(1, Math.floor((100 / (100 * entries.length)) * 100));
+    const weight = srvWeight(entries.length);
     const records: ResourceRecord[] = [];
     const extra: ResourceRecord[] = [];
     const seenSrv = new Set<string>();
