@@ -344,12 +344,14 @@ export class ServiceInfo {
  * and then this is the shared empty array.
  */
 export function externalAddressesOf(svc: Service): readonly string[] {
+  const ingress = svc.status?.loadBalancer?.ingress;
+  if (!svc.spec?.externalIPs?.length && !ingress?.length) return EMPTY; // nearly every service
   const out: string[] = [];
   for (const ip of svc.spec?.externalIPs ?? []) {
     const c = canonicalIP(ip);
     if (c !== undefined && !out.includes(c)) out.push(c);
   }
-  for (const ing of svc.status?.loadBalancer?.ingress ?? []) {
+  for (const ing of ingress ?? []) {
     const c = ing.ip ? canonicalIP(ing.ip) : ing.hostname ? ing.hostname.toLowerCase() : undefined;
     if (c !== undefined && c !== '' && !out.includes(c)) out.push(c);
   }
