@@ -30,6 +30,8 @@ export interface KubeApiSpec {
 export interface KubeApiNeeds {
   pods: boolean;
   endpoints: boolean;
+  /** ServiceImports (the Multi-Cluster Services API), for `multicluster` zones. */
+  multicluster?: boolean;
 }
 
 export interface ReflectorTiming {
@@ -103,6 +105,7 @@ export function resourcesFor(needs: KubeApiNeeds): Resource[] {
     { kind: 'Service', apiVersion: 'v1', path: '/api/v1/services' },
   ];
   if (needs.endpoints) list.push({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', path: '/apis/discovery.k8s.io/v1/endpointslices' });
+  if (needs.multicluster) list.push({ kind: 'ServiceImport', apiVersion: 'multicluster.x-k8s.io/v1alpha1', path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceimports' });
   if (needs.pods) {
     list.push({ kind: 'Pod', apiVersion: 'v1', path: '/api/v1/pods', fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown' });
   }

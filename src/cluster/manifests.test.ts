@@ -133,6 +133,39 @@ metadata: {namespace: x}
     ],
   },
   {
+    name: 'bad externalIPs and load-balancer ingress',
+    text: `apiVersion: v1
+kind: Service
+metadata: {name: lb}
+spec:
+  externalIPs: [192.0.2.1, lb.example.net]
+status:
+  loadBalancer:
+    ingress: [{ip: 198.51.100.300}, {hostname: 7}]
+`,
+    objects: [],
+    errors: [
+      'f.yaml:5: Service default/lb: spec.externalIPs[1]: Invalid value: "lb.example.net": must be a valid IP address',
+      'f.yaml:8: Service default/lb: status.loadBalancer.ingress[0].ip: Invalid value: "198.51.100.300": must be a valid IP address',
+      'f.yaml:8: Service default/lb: status.loadBalancer.ingress[1].hostname: Invalid value: 7: must be a string',
+    ],
+  },
+  {
+    name: 'bad ServiceImport type and ips',
+    text: `apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceImport
+metadata: {name: db, namespace: shop}
+spec:
+  type: LoadBalancer
+  ips: [10.0.0.300]
+`,
+    objects: [],
+    errors: [
+      'f.yaml:5: ServiceImport shop/db: spec.type: Unsupported value: "LoadBalancer": supported values: "ClusterSetIP", "Headless"',
+      'f.yaml:6: ServiceImport shop/db: spec.ips[0]: Invalid value: "10.0.0.300": must be a valid IP address',
+    ],
+  },
+  {
     name: 'JSON with a bad field falls back to YAML for the line',
     text: '{\n  "apiVersion": "discovery.k8s.io/v1",\n  "kind": "EndpointSlice",\n  "metadata": {"name": "s", "namespace": "n"},\n  "addressType": "IPv5"\n}\n',
     objects: [],

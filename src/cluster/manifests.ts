@@ -51,6 +51,7 @@ const KNOWN_KINDS: Record<string, readonly string[]> = {
   Pod: ['v1'],
   Node: ['v1'],
   EndpointSlice: ['discovery.k8s.io/v1', 'discovery.k8s.io/v1beta1'],
+  ServiceImport: ['multicluster.x-k8s.io/v1alpha1'],
 };
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'Node']);
@@ -635,6 +636,20 @@ const SPEC_CHECKS: Record<string, (c: Checker) => void> = {
     }
     c.ports(['spec', 'ports'], true);
     c.boolean(['spec', 'publishNotReadyAddresses']);
+    c.list(['spec', 'externalIPs'], (at) => c.ip(at, false));
+    if (c.object(['status']) && c.object(['status', 'loadBalancer'])) {
+      c.list(['status', 'loadBalancer', 'ingress'], (at) => {
+        if (!c.object(at, false)) return;
+        c.ip([...at, 'ip']);
+        c.string([...at, 'hostname']);
+      });
+    }
+  },
+  ServiceImport(c) {
+    if (!c.object(['spec'])) return;
+    c.oneOf(['spec', 'type'], ['ClusterSetIP', 'Headless']);
+    c.list(['spec', 'ips'], (at) => c.ip(at, false));
+    c.ports(['spec', 'ports'], true);
   },
   EndpointSlice(c) {
     c.oneOf(['addressType'], ['IPv4', 'IPv6', 'FQDN'], false);

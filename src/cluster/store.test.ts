@@ -258,3 +258,27 @@ for (const c of clusterIPCases) {
     assert.deepEqual(info.clusterIPs, c.want);
   });
 }
+
+test('store: external addresses (externalIPs, then load-balancer ingress) and their reverse index', () => {
+  const s = new ClusterStore();
+  const deltas: StoreDelta[] = [];
+  s.subscribe((d) => deltas.push(d));
+  const lb: Service = {
+    ...service('lb', ['10.0.0.1'], { type: 'LoadBalancer', externalIPs: ['192.0.2.1', 'bad', 'FD00::1'] }),
+    status: { loadBalancer: { ingress: [{ ip: '198.51.100.7' }, { hostname: 'LB.Example.NET' }, { ip: '192.0.2.1' }] } },
+  };
+  s.upsert(lb);
+  s.upsert(service('plain', ['10.0.0.2']));
+  assert.deepEqual(s.externalAddresses('lb.ns'), ['192.0.2.1', 'fd00::1', '198.51.100.7', 'lb.example.net']);
+  assert.deepEqual(s.externalAddresses('plain.ns'), []);
+  assert.deepEqual(s.servicesByExternalIP('fd00::1').map((x) => x.key), ['lb.ns']);
+  assert.deepEqual(s.servicesByExternalIP('lb.example.net'), []); // a hostname has no PTR
+  assert.deepEqual([...(deltas[0]?.ips ?? [])].sort(), ['10.0.0.1', '192.0.2.1', '198.51.100.7', 'fd00::1']);
+  // Replacing the service without them, then removing it, leaves nothing behind.
+  s.upsert(service('lb', ['10.0.0.1'], { externalIPs: ['192.0.2.2'] }));
+  assert.deepEqual(s.externalAddresses('lb.ns'), ['192.0.2.2']);
+  assert.deepEqual(s.servicesByExternalIP('192.0.2.1'), []);
+  s.remove('Service', 'ns', 'lb');
+  assert.deepEqual(s.externalAddresses('lb.ns'), []);
+  assert.deepEqual(s.servicesByExternalIP('192.0.2.2'), []);
+});

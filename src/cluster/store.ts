@@ -4,7 +4,7 @@
 // exactly which services and IPs changed, so caches above can drop just those answers.
 
 import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from '../dns/ip.js';
-import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service } from './types.js';
+import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service, ServiceImport } from './types.js';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -111,6 +111,10 @@ export interface StoreCounts {
 
 const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+/** The ServiceImport an EndpointSlice of the Multi-Cluster Services API belongs to. */
+export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
+/** The cluster of the clusterset an MCS EndpointSlice's endpoints run in. */
+export const MCS_SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
 const NO_PORTS: readonly PortInfo[] = Object.freeze([Object.freeze({ name: '', protocol: '', port: -1 })]);
 const EMPTY: readonly never[] = Object.freeze([]);
 
@@ -196,6 +200,10 @@ export function objectKey(kind: string, namespace: string | undefined, name: str
 /** The namespace an object of this kind is in: none for Namespaces and Nodes, else "default" when unset. */
 function namespaceOf(kind: string, namespace: string | undefined): string | undefined {
   return CLUSTER_SCOPED.has(kind) ? undefined : namespace || 'default';
+}
+
+function sortedById(groups: readonly EndpointGroup[]): readonly EndpointGroup[] {
+  return [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The inverse of objectKey (kinds have no space, namespaces and names no slash). */
@@ -330,6 +338,26 @@ export class ServiceInfo {
   }
 }
 
+/**
+ * spec.externalIPs, then status.loadBalancer.ingress (each one's IP, or its hostname), IPs in
+ * canonical form, hostnames lower-cased; what is neither is left out. Most services have none,
+ * and then this is the shared empty array.
+ */
+export function externalAddressesOf(svc: Service): readonly string[] {
+  const ingress = svc.status?.loadBalancer?.ingress;
+  if (!svc.spec?.externalIPs?.length && !ingress?.length) return EMPTY; // nearly every service
+  const out: string[] = [];
+  for (const ip of svc.spec?.externalIPs ?? []) {
+    const c = canonicalIP(ip);
+    if (c !== undefined && !out.includes(c)) out.push(c);
+  }
+  for (const ing of ingress ?? []) {
+    const c = ing.ip ? canonicalIP(ing.ip) : ing.hostname ? ing.hostname.toLowerCase() : undefined;
+    if (c !== undefined && c !== '' && !out.includes(c)) out.push(c);
+  }
+  return out.length === 0 ? EMPTY : out;
+}
+
 /** A pod name longer than a DNS label cannot be an endpoint hostname (CoreDNS drops it too). */
 function targetName(name: string | undefined): string {
   return name !== undefined && name.length < 64 ? name : '';
@@ -337,7 +365,9 @@ function targetName(name: string | undefined): string {
 
 export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion): EndpointGroup {
   const namespace = internNamespace(slice.metadata.namespace ?? 'default');
-  const service = slice.metadata.labels?.[SERVICE_NAME_LABEL] ?? '';
+  // An MCS slice belongs to its ServiceImport, not to a Service (see isMulticlusterGroup).
+  const labels = slice.metadata.labels;
+  const service = labels?.[MCS_SERVICE_NAME_LABEL] ?? labels?.[SERVICE_NAME_LABEL] ?? '';
   const addresses: EndpointAddressInfo[] = [];
   // FQDN slices name hosts, not addresses: nothing DNS can serve as A/AAAA or PTR.
   if (slice.addressType !== 'FQDN') {
@@ -394,6 +424,48 @@ export function toPodInfo(pod: Pod, version?: ObjectVersion): PodInfo {
   };
 }
 
+/** A ServiceImport as the store keeps it (only clusters using the MCS API have any). */
+export interface ServiceImportInfo {
+  /** `name.namespace`, lower case, as for services. */
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly headless: boolean;
+  /** Canonical clusterset IPs (ClusterSetIP imports). */
+  readonly ips: readonly string[];
+  /** Never empty: an import without ports holds the sentinel port -1. */
+  readonly ports: readonly PortInfo[];
+  readonly labels: Labels | undefined;
+  readonly version: ObjectVersion | undefined;
+}
+
+export function toServiceImportInfo(si: ServiceImport, version?: ObjectVersion): ServiceImportInfo {
+  const namespace = internNamespace(si.metadata.namespace ?? 'default');
+  return {
+    key: flat(`${si.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`),
+    name: si.metadata.name,
+    namespace,
+    headless: si.spec?.type === 'Headless',
+    ips: canonicalIPs(si.spec?.ips ?? []),
+    ports: toPorts(si.spec?.ports),
+    labels: nonEmptyLabels(si.metadata.labels),
+    version,
+  };
+}
+
+/**
+ * Whether a group is an EndpointSlice of the Multi-Cluster Services API (it names its
+ * ServiceImport by label). Read from the labels the group keeps anyway, not a field of its own.
+ */
+export function isMulticlusterGroup(g: EndpointGroup): boolean {
+  return !g.legacy && g.labels?.[MCS_SERVICE_NAME_LABEL] !== undefined;
+}
+
+/** The clusterset member an MCS group's endpoints run in ("" when the slice does not say). */
+export function sourceClusterOf(g: EndpointGroup): string {
+  return g.labels?.[MCS_SOURCE_CLUSTER_LABEL] ?? '';
+}
+
 class DeltaBuilder {
   services = new Set<string>();
   ips = new Set<string>();
@@ -413,7 +485,16 @@ export class ClusterStore {
   /** object key → groups it produced (one per slice, one per legacy subset). */
   private readonly endpointObjects = new Map<string, EndpointGroup[]>();
   private readonly endpointsByService = new Map<string, ServiceEndpoints>();
+  /** ServiceImports and their (MCS) EndpointSlices, by `name.namespace`: empty unless the MCS API is used. */
+  private readonly imports = new Map<string, ServiceImportInfo>();
+  private readonly endpointsByImport = new Map<string, ServiceEndpoints>();
   private readonly servicesByIp: MultiMap<ServiceInfo> = new Map();
+  /**
+   * Service key → its externalIPs and load-balancer ingress, for the few services that have
+   * any: kept beside the service rather than on every ServiceInfo (see externalAddressesOf).
+   */
+  private readonly externals = new Map<string, readonly string[]>();
+  private readonly servicesByExternalIp: MultiMap<ServiceInfo> = new Map();
   private readonly groupsByIp: MultiMap<EndpointGroup> = new Map();
   private readonly pods = new Map<string, PodInfo>();
   private readonly podsByIp: MultiMap<PodInfo> = new Map();
@@ -491,7 +572,7 @@ export class ClusterStore {
         this.putNamespace(obj, version);
         break;
       case 'Service':
-        this.putService(toServiceInfo(obj, version));
+        this.putService(toServiceInfo(obj, version), externalAddressesOf(obj));
         break;
       case 'EndpointSlice':
         this.putEndpoints(key, [sliceToGroup(obj, version)], obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION]);
@@ -509,6 +590,9 @@ export class ClusterStore {
         this.nodeObjects.set(obj.metadata.name, obj);
         if (version !== undefined) this.unrecordedVersions.set(key, version);
         this.delta().nodes = true;
+        break;
+      case 'ServiceImport':
+        this.putImport(toServiceImportInfo(obj, version));
         break;
     }
     this.touch();
@@ -535,6 +619,10 @@ export class ClusterStore {
         return this.endpointObjects.get(key)?.[0]?.version ?? this.unrecordedVersions.get(key);
       case 'Pod':
         return this.pods.get(key)?.version;
+      case 'ServiceImport': {
+        const si = this.imports.get(`${name.toLowerCase()}.${(namespace ?? '').toLowerCase()}`);
+        return si && si.name === name && si.namespace === namespace ? si.version : undefined;
+      }
       default:
         return this.unrecordedVersions.get(key);
     }
@@ -550,6 +638,7 @@ export class ClusterStore {
       if (ok(version)) yield { ...parseObjectKey(key), version };
     }
     for (const [key, p] of this.pods) if (ok(p.version)) yield { ...parseObjectKey(key), version: p.version };
+    for (const si of this.imports.values()) if (ok(si.version)) yield { kind: 'ServiceImport', namespace: si.namespace, name: si.name, version: si.version };
     for (const [key, version] of this.unrecordedVersions) if (ok(version)) yield { ...parseObjectKey(key), version };
   }
 
@@ -582,6 +671,14 @@ export class ClusterStore {
         changed = this.nodeObjects.delete(name);
         if (changed) this.delta().nodes = true;
         break;
+      case 'ServiceImport': {
+        const si = this.imports.get(`${name.toLowerCase()}.${(ns as string).toLowerCase()}`);
+        if (si && si.name === name && si.namespace === ns) {
+          this.dropImport(si);
+          changed = true;
+        }
+        break;
+      }
     }
     if (changed) this.touch();
   }
@@ -624,15 +721,38 @@ export class ClusterStore {
   endpointGroups(serviceKey: string): readonly EndpointGroup[] {
     const e = this.endpointsByService.get(serviceKey);
     if (!e) return EMPTY;
-    if (e.view === undefined) {
-      const chosen = e.slices.length > 0 ? e.slices : e.legacy;
-      e.view = [...chosen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    }
+    e.view ??= sortedById(e.slices.length > 0 ? e.slices : e.legacy);
+    return e.view;
+  }
+
+  /** A ServiceImport by `name.namespace`, lower case. */
+  serviceImport(key: string): ServiceImportInfo | undefined {
+    return this.imports.get(key);
+  }
+
+  /** The MCS EndpointSlices of a ServiceImport, sorted by id. */
+  importEndpointGroups(importKey: string): readonly EndpointGroup[] {
+    const e = this.endpointsByImport.get(importKey);
+    if (!e) return EMPTY;
+    e.view ??= sortedById(e.slices);
     return e.view;
   }
 
   servicesByIP(ip: string): readonly ServiceInfo[] {
     return listOf(this.servicesByIp, ip);
+  }
+
+  /**
+   * A service's addresses outside the cluster: spec.externalIPs, then each load-balancer
+   * ingress's IP (or its hostname when it has no IP), as CoreDNS's k8s_external reads them.
+   */
+  externalAddresses(serviceKey: string): readonly string[] {
+    return this.externals.get(serviceKey) ?? EMPTY;
+  }
+
+  /** Services with `ip` among their external addresses (k8s_external's PTR). */
+  servicesByExternalIP(ip: string): readonly ServiceInfo[] {
+    return listOf(this.servicesByExternalIp, ip);
   }
 
   /** Groups (of any service) that list `ip`, ready or not; callers check readiness. */
@@ -691,6 +811,9 @@ export class ClusterStore {
       case 'Node':
         for (const n of this.nodeObjects.keys()) yield [objectKey(kind, undefined, n), undefined, n];
         break;
+      case 'ServiceImport':
+        for (const si of this.imports.values()) yield [objectKey(kind, si.namespace, si.name), si.namespace, si.name];
+        break;
     }
   }
 
@@ -725,7 +848,7 @@ export class ClusterStore {
     this.delta().namespaces = true;
   }
 
-  private putService(info: ServiceInfo): void {
+  private putService(info: ServiceInfo, external: readonly string[]): void {
     // Count the new object before letting go of the old one, so a replacement never looks
     // like the namespace emptying and filling again.
     this.ref(info.namespace, 1);
@@ -735,6 +858,14 @@ export class ClusterStore {
     for (const ip of info.clusterIPs) {
       addTo(this.servicesByIp, ip, info);
       this.delta().ips.add(ip);
+    }
+    if (external.length > 0) {
+      this.externals.set(info.key, external);
+      for (const ip of external) {
+        if (canonicalIP(ip) !== ip) continue; // a load balancer's hostname: no PTR for it
+        addTo(this.servicesByExternalIp, ip, info);
+        this.delta().ips.add(ip);
+      }
     }
     this.delta().services.add(info.key);
   }
@@ -746,6 +877,15 @@ export class ClusterStore {
       removeFrom(this.servicesByIp, ip, svc);
       this.delta().ips.add(ip);
     }
+    const external = this.externals.get(svc.key);
+    if (external !== undefined) {
+      this.externals.delete(svc.key);
+      for (const ip of external) {
+        if (canonicalIP(ip) !== ip) continue;
+        removeFrom(this.servicesByExternalIp, ip, svc);
+        this.delta().ips.add(ip);
+      }
+    }
     this.delta().services.add(svc.key);
     // Endpoints stay: they are separate objects and may outlive the service briefly.
   }
@@ -756,14 +896,18 @@ export class ClusterStore {
     this.endpointObjects.set(key, groups);
     const d = this.delta();
     for (const g of groups) {
-      let e = this.endpointsByService.get(g.serviceKey);
+      const mcs = isMulticlusterGroup(g);
+      const index = mcs ? this.endpointsByImport : this.endpointsByService;
+      let e = index.get(g.serviceKey);
       if (!e) {
         e = { slices: [], legacy: [], view: undefined };
-        this.endpointsByService.set(g.serviceKey, e);
+        index.set(g.serviceKey, e);
       }
       (g.legacy ? e.legacy : e.slices).push(g);
       e.view = undefined;
       d.services.add(g.serviceKey);
+      // Other clusters' endpoints have no PTR here and do not front this server.
+      if (mcs) continue;
       for (const a of g.addresses) {
         addTo(this.groupsByIp, a.ip, g);
         d.ips.add(a.ip);
@@ -787,21 +931,38 @@ export class ClusterStore {
     const d = this.delta();
     for (const g of groups) {
       this.ref(g.namespace, -1);
-      const e = this.endpointsByService.get(g.serviceKey);
+      const mcs = isMulticlusterGroup(g);
+      const index = mcs ? this.endpointsByImport : this.endpointsByService;
+      const e = index.get(g.serviceKey);
       if (e) {
         const list = g.legacy ? e.legacy : e.slices;
         const i = list.indexOf(g);
         if (i >= 0) list.splice(i, 1);
         e.view = undefined;
-        if (e.slices.length === 0 && e.legacy.length === 0) this.endpointsByService.delete(g.serviceKey);
+        if (e.slices.length === 0 && e.legacy.length === 0) index.delete(g.serviceKey);
       }
       d.services.add(g.serviceKey);
+      if (mcs) continue;
       for (const a of g.addresses) {
         removeFrom(this.groupsByIp, a.ip, g);
         d.ips.add(a.ip);
       }
     }
     return true;
+  }
+
+  private putImport(info: ServiceImportInfo): void {
+    this.ref(info.namespace, 1); // before the drop: see putService
+    const old = this.imports.get(info.key);
+    if (old) this.dropImport(old);
+    this.imports.set(info.key, info);
+    this.delta().services.add(info.key);
+  }
+
+  private dropImport(si: ServiceImportInfo): void {
+    this.imports.delete(si.key);
+    this.ref(si.namespace, -1);
+    this.delta().services.add(si.key);
   }
 
   private putPod(key: string, info: PodInfo): void {

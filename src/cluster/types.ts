@@ -43,6 +43,8 @@ export interface Service extends KubeObject {
     clusterIPs?: string[];
     ipFamilies?: Array<'IPv4' | 'IPv6'>;
     externalName?: string;
+    /** Addresses outside the cluster that route to the service (k8s_external serves them). */
+    externalIPs?: string[];
     ports?: ServicePort[];
     selector?: Record<string, string>;
     publishNotReadyAddresses?: boolean;
@@ -180,5 +182,20 @@ export interface Node extends KubeObject {
   };
 }
 
+/**
+ * multicluster.x-k8s.io/v1alpha1 ServiceImport (Multi-Cluster Services API): a service of the
+ * clusterset, `<name>.<namespace>.svc.clusterset.local`. Its endpoints are EndpointSlices
+ * labelled `multicluster.kubernetes.io/service-name` (and `.../source-cluster`).
+ */
+export interface ServiceImport extends KubeObject {
+  kind: 'ServiceImport';
+  spec?: {
+    type?: 'ClusterSetIP' | 'Headless';
+    /** The clusterset IPs (ClusterSetIP imports). */
+    ips?: string[];
+    ports?: ServicePort[];
+  };
+}
+
 /** A kind that DNS and the operator read; anything else in a manifest directory is ignored. */
-export type ClusterObject = Namespace | Service | EndpointSlice | Endpoints | Pod | Node;
+export type ClusterObject = Namespace | Service | EndpointSlice | Endpoints | Pod | Node | ServiceImport;

@@ -103,7 +103,18 @@ const bad: Array<{ what: string; corefile: string; error: string }> = [
   { what: 'namespaces and namespace_labels', corefile: 'kubernetes {\n namespaces a\n namespace_labels x=y\n}', error: 'Corefile:2: namespaces and namespace_labels cannot both be set' },
   { what: 'bad label selector', corefile: 'kubernetes {\n labels app=we b\n}', error: 'Corefile:3: invalid label selector "app=we b": invalid label value "we b"' },
   { what: 'manifests with endpoint', corefile: 'kubernetes {\n manifests m\n endpoint https://x\n}', error: 'Corefile:4: endpoint cannot be combined with manifests (one source per block)' },
-  { what: 'multicluster', corefile: 'kubernetes {\n multicluster clusterset.local\n}', error: 'Corefile:3: multicluster is not supported by kdns' },
+  // CoreDNS's setup_test.go (TestKubernetesParseMulticluster): the zone must be one of the plugin's.
+  {
+    what: 'multicluster zone not among the zones',
+    corefile: 'kubernetes coredns.local {\n multicluster clusterset.local\n}',
+    error: 'Corefile:3: kubernetes is not authoritative for the multicluster zone clusterset.local. (add it to the zones of the kubernetes line)',
+  },
+  {
+    what: 'one of two multicluster zones not among the zones',
+    corefile: 'kubernetes coredns.local clusterset.local {\n multicluster clusterset.local test.local\n}',
+    error: 'Corefile:3: kubernetes is not authoritative for the multicluster zone test.local. (add it to the zones of the kubernetes line)',
+  },
+  { what: 'multicluster bad zone', corefile: 'kubernetes {\n multicluster a..b\n}', error: 'Corefile:3: invalid argument "a..b" for "multicluster": not a valid zone name' },
   { what: 'bad zone', corefile: 'kubernetes cluster..local', error: 'Corefile:2: invalid argument "cluster..local" for "kubernetes": not a valid zone name' },
   { what: 'bad startup_timeout', corefile: 'kubernetes {\n startup_timeout soon\n}', error: 'Corefile:3: invalid duration for startup_timeout: "soon" (expected a Go duration such as 500ms, 5s or 1m30s)' },
 ];
@@ -113,3 +124,9 @@ for (const c of bad) {
     assert.throws(() => parse(c.corefile), { message: c.error });
   });
 }
+
+test('kubernetes config: multicluster zones (CoreDNS setup_test.go TestKubernetesParseMulticluster)', () => {
+  assert.deepEqual(parse('kubernetes coredns.local clusterset.local {\n multicluster clusterset.local\n}').multiclusterZones, ['clusterset.local.']);
+  assert.deepEqual(parse('kubernetes coredns.local {\n multicluster\n}').multiclusterZones, []);
+  assert.equal(parse('kubernetes coredns.local').multiclusterZones, undefined);
+});

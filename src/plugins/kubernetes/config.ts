@@ -5,6 +5,7 @@
 //       namespaces NAMESPACE...      namespace_labels EXPRESSION      labels EXPRESSION
 //       pods disabled|insecure|verified      endpoint_pod_names      ttl TTL      noendpoints
 //       fallthrough [ZONES...]      ignore empty_service      startup_timeout DURATION
+//       multicluster [ZONES...]
 //   }
 
 import { isAbsolute, resolve, dirname } from 'node:path';
@@ -44,6 +45,8 @@ export interface KubernetesConfig {
   ignoreEmptyService: boolean;
   /** Zones where a name error goes to the next plugin; undefined = off; [] = every zone. */
   fallthrough?: string[];
+  /** Zones (of `zones`) served from ServiceImports of the Multi-Cluster Services API. */
+  multiclusterZones?: string[];
   source: SourceSpec;
   /** How long start-up waits for the first sync before serving anyway (CoreDNS: 5s). */
   startupTimeoutMs: number;
@@ -102,6 +105,7 @@ const SINGLE = new Set([
   'ignore',
   'manifests',
   'startup_timeout',
+  'multicluster',
 ]);
 
 /**
@@ -197,7 +201,12 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
         break;
       case 'multicluster':
-        throw CorefileError.at(p, 'multicluster is not supported by kdns');
+        cfg.multiclusterZones = zoneArgs(p, p.args);
+        for (const z of cfg.multiclusterZones) {
+          // The zone's answers come from this plugin only: it must be one of its zones.
+          if (!zones.includes(z)) throw CorefileError.at(p, `kubernetes is not authoritative for the multicluster zone ${z} (add it to the zones of the kubernetes line)`);
+        }
+        break;
       default: {
         const removed = removedOption('kubernetes', p.name);
         if (removed) throw CorefileError.at(p, `unknown property "${p.name}" in kubernetes block: ${removed}`);

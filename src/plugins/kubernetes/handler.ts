@@ -91,6 +91,11 @@ export class KubernetesPlugin implements Plugin {
     return this.source.store.synced ? true : `${this.source.description} has not synced yet`;
   }
 
+  /** The addresses this server answers on (k8s_external's name server addresses). */
+  localIPs(): readonly string[] {
+    return this.deps.localIPs();
+  }
+
   /** Number of (name) entries holding pre-encoded answers. */
   get cachedNames(): number {
     return this.templates.names;

@@ -10,7 +10,7 @@ import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../dns/name.js
 import * as rr from '../../dns/rr.js';
 import { RRType, type ResourceRecord } from '../../dns/types.js';
 import { matchesLabels } from '../../cluster/labels.js';
-import { canonicalIP, flat, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
+import { canonicalIP, flat, sourceClusterOf, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
 
 /** The schema version `dns-version.<zone>` reports. */
@@ -81,11 +81,13 @@ interface ParsedName {
   namespace: string;
   service: string;
   endpoint: string;
+  /** The clusterset member of an endpoint name in a multicluster zone. */
+  cluster: string;
   port: string;
   protocol: string;
 }
 
-const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '' };
+const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', cluster: '', port: '', protocol: '' };
 
 /** The part of `name` left of `zone` ("a.b.zone." → "a.b"); "" for the apex. */
 function trimZone(name: string, zone: string): string {
@@ -99,11 +101,12 @@ function stripUnderscore(label: string): string {
 }
 
 /**
- * Splits a query name as CoreDNS does: `[endpoint.|_port._proto.]service.namespace.svc|pod.zone`.
- * The apex and the bare `svc`/`pod` names are empty requests (NODATA); anything else that does
- * not fit is 'invalid' (NXDOMAIN).
+ * Splits a query name as CoreDNS does: `[endpoint.|_port._proto.]service.namespace.svc|pod.zone`,
+ * and in a multicluster zone also `endpoint.cluster.service.namespace.svc.zone` (two labels
+ * without underscores). The apex and the bare `svc`/`pod` names are empty requests (NODATA);
+ * anything else that does not fit is 'invalid' (NXDOMAIN).
  */
-export function parseRequest(name: string, zone: string): ParsedName | 'invalid' {
+export function parseRequest(name: string, zone: string, multicluster = false): ParsedName | 'invalid' {
   const base = trimZone(name, zone);
   if (base === '' || base === 'svc' || base === 'pod') return EMPTY_REQUEST;
   const segs = base.split('.');
@@ -118,8 +121,14 @@ export function parseRequest(name: string, zone: string): ParsedName | 'invalid'
   if (--last < 0) return r;
   if (last === 0) r.endpoint = segs[0] as string;
   else if (last === 1) {
-    r.port = stripUnderscore(segs[0] as string);
-    r.protocol = stripUnderscore(segs[1] as string);
+    const [left, right] = segs as [string, string];
+    if (multicluster && !left.startsWith('_') && !right.startsWith('_')) {
+      r.endpoint = left;
+      r.cluster = right;
+    } else {
+      r.port = stripUnderscore(left);
+      r.protocol = stripUnderscore(right);
+    }
   } else return 'invalid';
   return r;
 }
@@ -145,6 +154,14 @@ function hostType(host: string): number {
   return host.includes(':') ? RRType.AAAA : RRType.A;
 }
 
+/**
+ * CoreDNS's SRV weight when no entry sets one: every entry (port-less ones and duplicates
+ * included) counts 100 of the total, and each record gets its share of 100, at least 1.
+ */
+export function srvWeight(entries: number): number {
+  return Math.max(1, Math.floor((100 / (100 * entries)) * 100));
+}
+
 class Context {
   deps: Deps | undefined = { services: [], ips: [], pods: [] };
   needs: Array<{ name: string; qtype: number }> = [];
@@ -156,12 +173,17 @@ class Context {
 }
 
 export class Resolver {
+  /** Zones answered from ServiceImports (the `multicluster` option). */
+  private readonly multiclusterZones: ReadonlySet<string>;
+
   constructor(
     private readonly store: ClusterStore,
     private readonly cfg: KubernetesConfig,
     /** The addresses this server answers on (for NS records and ns.dns.<zone>). */
     private readonly localIPs: () => readonly string[],
-  ) {}
+  ) {
+    this.multiclusterZones = new Set(cfg.multiclusterZones ?? []);
+  }
 
   resolve(name: string, qtype: number, zone: string, upstream?: UpstreamAnswers): Resolution {
     const ctx = new Context();
@@ -299,8 +321,7 @@ export class Resolver {
     const l = this.services(ctx, name, RRType.SRV, zone);
     if (l.error) return { records: [], extra: [], error: l.error };
     const entries = l.entries;
-    // CoreDNS's weights: every entry (sentinel ports and duplicates included) counts 100 of the total.
-    const weight = Math.max(1, Math.floor((100 / (100 * entries.length)) * 100));
+    const weight = srvWeight(entries.length);
     const records: ResourceRecord[] = [];
     const extra: ResourceRecord[] = [];
     const seenSrv = new Set<string>();
@@ -417,12 +438,14 @@ export class Resolver {
   }
 
   private records(ctx: Context, name: string, zone: string): Lookup {
-    const r = parseRequest(name, zone);
+    const multicluster = this.multiclusterZones.has(zone);
+    const r = parseRequest(name, zone, multicluster);
     if (r === 'invalid') return { entries: [], error: 'invalid' };
     if (r.podOrSvc === '') return { entries: [] };
     if (isReverseName(name)) return { entries: [], error: 'noItems' };
     if (!this.namespaceExposed(r.namespace)) return { entries: [], error: 'nsNotExposed' };
-    return r.podOrSvc === 'pod' ? this.findPods(ctx, r) : this.findServices(ctx, r, zone);
+    if (r.podOrSvc === 'pod') return this.findPods(ctx, r);
+    return multicluster ? this.findImports(ctx, r, zone) : this.findServices(ctx, r, zone);
   }
 
   /** Listed in `namespaces` (when given) and existing (matching `namespace_labels`, when given). */
@@ -486,6 +509,45 @@ export class Resolver {
       if (!portMatches(r.port, p.name) || !portMatches(r.protocol, p.protocol)) continue;
       matched = true;
       for (const ip of svc.clusterIPs) entries.push({ host: ip, port: p.port, target: svcName, isName: false });
+    }
+    return matched ? { entries } : { entries, error: 'noItems' };
+  }
+
+  /**
+   * A multicluster zone's services: ServiceImports of the clusterset (KEP-1645's DNS), with their
+   * clusterset IPs, or for a headless import the endpoints of every cluster, each named
+   * `<hostname>.<cluster>.<service>.<namespace>.svc.<zone>`.
+   */
+  private findImports(ctx: Context, r: ParsedName, zone: string): Lookup {
+    if (r.service === '') return { entries: [] };
+    const key = `${r.service}.${r.namespace}`;
+    const si = this.store.serviceImport(key);
+    ctx.deps?.services.push(si?.key ?? flat(key));
+    if (!si) return { entries: [], error: 'noItems' };
+    const svcName = `${si.name}.${si.namespace}.svc.${zone}`;
+    const groups = this.cfg.noEndpoints ? [] : this.store.importEndpointGroups(si.key).filter((g) => this.groupVisible(g));
+    if (this.cfg.ignoreEmptyService && !si.headless && !groups.some((g) => g.addresses.some((a) => a.ready))) return { entries: [], error: 'noItems' };
+    const entries: Entry[] = [];
+    if (si.headless || r.endpoint !== '') {
+      for (const g of groups) {
+        const cluster = sourceClusterOf(g);
+        for (const a of g.addresses) {
+          if (!a.ready) continue;
+          const host = endpointHostname(a, this.cfg.endpointPodNames);
+          if (r.endpoint !== '' && (r.cluster !== cluster.toLowerCase() || r.endpoint !== host.toLowerCase())) continue;
+          const target = cluster === '' ? `${host}.${svcName}` : `${host}.${cluster}.${svcName}`;
+          for (const p of g.ports) {
+            if (portMatches(r.port, p.name) && portMatches(r.protocol, p.protocol)) entries.push({ host: a.ip, port: p.port, target, isName: false });
+          }
+        }
+      }
+      return entries.length > 0 ? { entries } : { entries, error: 'noItems' };
+    }
+    let matched = false;
+    for (const p of si.ports) {
+      if (!portMatches(r.port, p.name) || !portMatches(r.protocol, p.protocol)) continue;
+      matched = true;
+      for (const ip of si.ips) entries.push({ host: ip, port: p.port, target: svcName, isName: false });
     }
     return matched ? { entries } : { entries, error: 'noItems' };
   }

@@ -53,7 +53,7 @@ export const setup: SetupFn = async (ctx) => {
   checkDirectory(cfg, d);
   let handle;
   try {
-    handle = await SourceRegistry.of(ctx.shared).acquire(cfg.source, { pods: cfg.podMode === 'verified', endpoints: !cfg.noEndpoints });
+    handle = await SourceRegistry.of(ctx.shared).acquire(cfg.source, { pods: cfg.podMode === 'verified', endpoints: !cfg.noEndpoints, multicluster: (cfg.multiclusterZones ?? []).length > 0 });
   } catch (e) {
     throw CorefileError.at(d, `kubernetes: ${(e as Error).message}`);
   }

@@ -14,6 +14,8 @@ export interface SourceNeeds {
   pods: boolean;
   /** Endpoints are not watched with `noendpoints`. */
   endpoints: boolean;
+  /** ServiceImports are read only for `multicluster` zones. */
+  multicluster: boolean;
 }
 
 export interface SourceHandle {
@@ -39,7 +41,7 @@ export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: Cluste
 
 async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
   if (spec.kind === 'directory') {
-    const ignoreKinds = new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints'])]);
+    const ignoreKinds = new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints']), ...(needs.multicluster ? [] : ['ServiceImport'])]);
     return new DirectorySource(spec.dir, store, { log, ignoreKinds });
   }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
@@ -49,7 +51,7 @@ async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: Clust
 
 export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
   // Blocks that need different kinds read the folder separately (each keeps only what it needs).
-  if (spec.kind === 'directory') return `dir:${spec.dir}:${needs.pods ? 'pods' : ''}:${needs.endpoints ? 'endpoints' : ''}`;
+  if (spec.kind === 'directory') return `dir:${spec.dir}:${needs.pods ? 'pods' : ''}:${needs.endpoints ? 'endpoints' : ''}:${needs.multicluster ? 'multicluster' : ''}`;
   return `api:${JSON.stringify({ ...spec, needs })}`;
 }
 
