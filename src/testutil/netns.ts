@@ -3,7 +3,7 @@
 // addresses like 192.0.2.1 have no route in there, which makes "unreachable" real and safe.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { kdnsCommand } from './kdns.js';
+import { assertNoPanic, kdnsCommand } from './kdns.js';
 import { waitFor } from './net.js';
 
 /** Why namespaces cannot be made here, or false when they can. */
@@ -89,9 +89,10 @@ export class Netns {
     };
   }
 
-  /** `kdns args…` in the namespace. */
+  /** `kdns args…` in the namespace; stop() fails when its process guard caught an error. */
   kdns(args: readonly string[]): NsProcess {
-    return this.start([process.execPath, ...kdnsCommand(args)]);
+    const p = this.start([process.execPath, ...kdnsCommand(args)]);
+    return { ...p, stop: () => p.stop().then(() => assertNoPanic(p.output())) };
   }
 
   /** Body of an HTTP GET made from inside the namespace (metrics, health). */
