@@ -27,6 +27,7 @@ function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
 }
 
 const QR = 0x8000;
+const OPCODE = 0x7800;
 
 /** Header-only error reply (no question could be echoed). */
 function headerReply(raw: Buffer, rcode: number): Buffer {
@@ -38,8 +39,29 @@ function headerReply(raw: Buffer, rcode: number): Buffer {
   return out;
 }
 
-/** Error reply echoing the question bytes as received (used when the rest did not parse). */
+/**
+ * True when the one question [12, questionEnd) is plain labels. A compression pointer in it can
+ * only point into the header (anything later would loop), and the reply's header differs from
+ * the query's: echoed, such a name would point at flags and counts and the reply would not parse.
+ */
+function questionIsSelfContained(raw: Buffer, questionEnd: number): boolean {
+  const nameEnd = questionEnd - 4;
+  let p = 12;
+  while (p < nameEnd) {
+    const len = raw[p] as number;
+    if (len === 0) return p + 1 === nameEnd;
+    if (len >= 0x40) return false;
+    p += len + 1;
+  }
+  return false;
+}
+
+/**
+ * Error reply for a query whose question was read but not the rest: the question bytes as
+ * received when they stand on their own, else the header alone.
+ */
 function questionReply(raw: Buffer, questionEnd: number, rcode: number): Buffer {
+  if (!questionIsSelfContained(raw, questionEnd)) return headerReply(raw, rcode);
   const out = Buffer.alloc(questionEnd);
   raw.copy(out, 0, 0, questionEnd);
   out.writeUInt16BE((raw.readUInt16BE(2) & 0x7900) | QR | (rcode & 0xf), 2);
@@ -78,12 +100,15 @@ export class Dispatcher {
     if (raw.length < 12) return undefined;
     const flags = raw.readUInt16BE(2);
     if (flags & QR) return undefined; // never answer a response: that is how loops start
-    if (raw.readUInt16BE(4) !== 1) return headerReply(raw, RCode.FORMERR);
+    // The opcode comes first, as in CoreDNS: any other than QUERY is NOTIMP, whatever the
+    // sections hold (an UPDATE's zone count, a NOTIFY without a question).
+    const refusal = flags & OPCODE ? RCode.NOTIMP : RCode.FORMERR;
+    if (raw.readUInt16BE(4) !== 1) return headerReply(raw, refusal);
     let query;
     try {
       query = parseQuery(raw);
     } catch (e) {
-      if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, RCode.FORMERR);
+      if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, refusal);
       return undefined;
     }
     const req = new DnsRequest(raw, query, client);

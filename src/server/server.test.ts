@@ -8,6 +8,7 @@ import { dig, answers } from '../testutil/dig.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { sleep } from '../testutil/net.js';
 import { CorefileError } from '../corefile/ast.js';
+import { decodeMessage } from '../dns/codec.js';
 
 /** Sends raw bytes over UDP; resolves to the reply, or undefined when none comes within `ms`. */
 function udpExchange(port: number, bytes: Buffer, ms = 400): Promise<Buffer | undefined> {
@@ -108,6 +109,31 @@ a.example.org:{PORT} {
       packet: () => rawQuery({ ar: 1, name: 'x.example.org', tail: Buffer.from([0xc0, 0xff, 0, 41]) }),
       reply: { rcode: 1, qd: 1 },
     },
+    {
+      // The question's name is a pointer to offset 2 of the header, which the reply's header no
+      // longer holds: echoing it would send a message that does not parse.
+      what: 'question compressed into the header, broken additional record: FORMERR, header only',
+      packet: () => rawQuery({ ar: 1, tail: Buffer.from([0xc0, 0x02, 0, 1, 0, 1]) }),
+      reply: { rcode: 1, qd: 0 },
+    },
+    {
+      what: 'question partly compressed into the header, broken additional record: FORMERR, header only',
+      packet: () => rawQuery({ ar: 1, tail: Buffer.from([1, 0x78, 0xc0, 0x02, 0, 1, 0, 1]) }),
+      reply: { rcode: 1, qd: 0 },
+    },
+    // CoreDNS looks at the opcode before anything else: NOTIMP, whatever QDCOUNT says.
+    { what: 'opcode STATUS with QDCOUNT 0 gets NOTIMP', packet: () => rawQuery({ flags: 0x1100, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode STATUS with QDCOUNT 2 gets NOTIMP', packet: () => rawQuery({ flags: 0x1100, qd: 2, name: 'x.example.org' }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with QDCOUNT 0 gets NOTIMP', packet: () => rawQuery({ flags: 0x2000, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with QDCOUNT 2 gets NOTIMP', packet: () => rawQuery({ flags: 0x2000, qd: 2, name: 'x.example.org' }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with one question gets NOTIMP echoing it', packet: () => rawQuery({ flags: 0x2400, name: 'x.example.org', qtype: 6 }), reply: { rcode: 4, qd: 1 } },
+    { what: 'opcode UPDATE with no zone gets NOTIMP', packet: () => rawQuery({ flags: 0x2800, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode UPDATE with two zones gets NOTIMP', packet: () => rawQuery({ flags: 0x2800, qd: 2, name: 'example.org' }), reply: { rcode: 4, qd: 0 } },
+    {
+      what: 'opcode UPDATE with a zone and a broken update section gets NOTIMP',
+      packet: () => rawQuery({ flags: 0x2800, an: 1, name: 'example.org', tail: Buffer.from([0xc0, 0xff]) }),
+      reply: { rcode: 4, qd: 1 },
+    },
   ];
   for (const c of rawCases) {
     test(c.what, async () => {
@@ -121,6 +147,8 @@ a.example.org:{PORT} {
       assert.equal(reply[2]! & 0x80, 0x80, 'QR set');
       assert.equal(rcodeOf(reply), c.reply.rcode);
       assert.equal(reply.readUInt16BE(4), c.reply.qd);
+      assert.equal((reply.readUInt16BE(2) >> 11) & 0xf, (c.packet().readUInt16BE(2) >> 11) & 0xf, 'opcode echoed');
+      assert.doesNotThrow(() => decodeMessage(reply), `the reply parses: ${reply.toString('hex')}`);
     });
   }
 
