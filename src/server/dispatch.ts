@@ -26,6 +26,21 @@ function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
   return undefined;
 }
 
+/**
+ * Plugins that open a server to classes other than IN (CoreDNS's EnableChaos): without one of
+ * them in any block of the listener, such queries are refused before routing.
+ */
+const OPENS_OTHER_CLASSES: ReadonlySet<string> = new Set(['chaos', 'forward']);
+
+/** True when a block of the listener has a plugin that takes queries of classes other than IN. */
+function takesOtherClasses(zones: Map<string, LoadedBlock>): boolean {
+  for (const block of zones.values()) {
+    if (block.plugins.some((p) => OPENS_OTHER_CLASSES.has(p.name))) return true;
+  }
+  return false;
+}
+
+const CLASS_IN = 1;
 const QR = 0x8000;
 const OPCODE = 0x7800;
 
@@ -77,6 +92,7 @@ function isPromise<T>(v: unknown): v is Promise<T> {
 
 export class Dispatcher {
   private unrouted: Plugin | undefined;
+  private otherClasses = false;
   private zoneMap!: Map<string, LoadedBlock>;
 
   constructor(
@@ -94,6 +110,7 @@ export class Dispatcher {
   set zones(zones: Map<string, LoadedBlock>) {
     this.zoneMap = zones;
     this.unrouted = unroutedObserver(zones);
+    this.otherClasses = takesOtherClasses(zones);
   }
 
   handle(raw: Buffer, client: ClientInfo): Outcome {
@@ -113,13 +130,10 @@ export class Dispatcher {
     }
     const req = new DnsRequest(raw, query, client);
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
+    if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
     const zone = routeByZone(this.zoneMap, query.name);
-    if (zone === undefined) {
-      const refused = errorReply(req, RCode.REFUSED);
-      this.unrouted?.observeUnrouted?.(req, refused);
-      return finalizeReply(req, refused);
-    }
+    if (zone === undefined) return this.refuse(req);
     req.zone = zone;
     const block = this.zoneMap.get(zone) as LoadedBlock;
     let result;
@@ -135,6 +149,13 @@ export class Dispatcher {
       );
     }
     return this.finish(req, result);
+  }
+
+  /** REFUSED before any block sees the query, counted by the plugin that watches those. */
+  private refuse(req: DnsRequest): Buffer {
+    const refused = errorReply(req, RCode.REFUSED);
+    this.unrouted?.observeUnrouted?.(req, refused);
+    return finalizeReply(req, refused);
   }
 
   private finish(req: DnsRequest, reply: Reply | undefined): Buffer {
