@@ -128,12 +128,16 @@ export class Dispatcher {
       if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, refusal);
       return undefined;
     }
-    const req = new DnsRequest(raw, query, client);
+    let req = new DnsRequest(raw, query, client);
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
     if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
     const zone = routeByZone(this.zoneMap, query.name);
     if (zone === undefined) return this.refuse(req);
+    // Plugins answer by copying the question's bytes into their reply (hosts, kubernetes, cache);
+    // a name compressed into the header would point at the reply's header, which is not the
+    // query's. Such a query (nothing but a crafted one has it) goes on spelled out.
+    if (!questionIsSelfContained(raw, query.questionEnd)) req = req.derive(query.qname);
     req.zone = zone;
     const block = this.zoneMap.get(zone) as LoadedBlock;
     let result;

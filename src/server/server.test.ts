@@ -209,6 +209,36 @@ a.example.org:{PORT} {
   });
 });
 
+describe('a question compressed into the header', () => {
+  // ID 0x0161 and flags 0 make the header start with the name "a." (1, 'a', 0): a question that
+  // is only a pointer to offset 0 asks for it. Plugins that copy the question's bytes into their
+  // reply must not copy the pointer: the reply's header (QR, AA) no longer spells a name.
+  const query = Buffer.from('016100000001000000000000c00000010001', 'hex');
+  const setups = [
+    { what: 'hosts', plugins: 'hosts {\n        10.1.1.1 a\n    }' },
+    { what: 'cache and hosts', plugins: 'cache 30\n    hosts {\n        10.1.1.1 a\n    }' },
+  ];
+  for (const setup of setups) {
+    test(`${setup.what}: answered, with the question spelled out, twice`, async () => {
+      const s = await startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    ${setup.plugins}\n}\n`);
+      try {
+        for (let round = 0; round < 2; round++) {
+          const reply = await udpExchange(s.port, query);
+          assert.ok(reply, 'expected a reply');
+          const m = decodeMessage(reply);
+          assert.deepEqual(
+            [m.id, m.rcode, m.aa, m.questions, m.answers.map((a) => [a.name, a.data])],
+            [0x0161, 0, true, [{ name: 'a.', type: 1, class: 1 }], [['a.', { address: '10.1.1.1' }]]],
+          );
+          assert.equal(reply.subarray(12, 15).toString('hex'), '016100', 'the question is plain labels');
+        }
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});
+
 describe('reload', () => {
   test('a good Corefile replaces the answers; a bad one keeps the old config serving', async () => {
     const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  hosts {\n    10.0.0.1 r.example\n  }\n}\n`);
