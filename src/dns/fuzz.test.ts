@@ -1,10 +1,11 @@
 // Property test: mutated and random packets never make the decoders throw anything but
-// DnsFormatError, and whatever decodes re-encodes. A fixed seed keeps failures reproducible;
-// the failing iteration's bytes are printed in the assertion message.
+// DnsFormatError, whatever decodes re-encodes, and isWellFormedMessage says exactly which decode.
+// A fixed seed keeps failures reproducible; the failing iteration's bytes are printed in the
+// assertion message.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMessage, DnsFormatError, encodeMessage, findTtlOffsets, parseQuery } from './codec.js';
+import { decodeMessage, DnsFormatError, encodeMessage, findTtlOffsets, isWellFormedMessage, parseQuery } from './codec.js';
 import { lowerName } from './name.js';
 import * as R from './rr.js';
 import { message, mutate, prng } from './testkit.js';
@@ -68,6 +69,7 @@ describe('fuzzing the decoders', () => {
       const msg = onlyFormatErrors('decodeMessage', bytes, () => decodeMessage(bytes));
       const parsed = onlyFormatErrors('parseQuery', bytes, () => parseQuery(bytes));
       onlyFormatErrors('findTtlOffsets', bytes, () => findTtlOffsets(bytes));
+      assert.equal(isWellFormedMessage(bytes), msg !== undefined, `isWellFormedMessage disagrees with decodeMessage on ${hexText()}`);
       if (!msg) continue;
       decoded++;
       let plain: Buffer;

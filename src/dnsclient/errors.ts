@@ -12,6 +12,8 @@ export type ExchangeFailure =
   | 'closed'
   /** TLS handshake or certificate failure. */
   | 'tls'
+  /** A reply came that does not parse (the forward plugin checks, before passing it on). */
+  | 'malformed'
   /** Anything else from the network stack. */
   | 'network'
   /** The client was closed while the query was in flight. */
