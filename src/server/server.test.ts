@@ -6,7 +6,9 @@ import net from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { dig, answers } from '../testutil/dig.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
-import { sleep } from '../testutil/net.js';
+import { freePort, sleep, waitFor } from '../testutil/net.js';
+import { slowUpstream } from '../testutil/upstream.js';
+import { nativeUdp } from './nativeudp.js';
 import { CorefileError } from '../corefile/ast.js';
 import { decodeMessage } from '../dns/codec.js';
 
@@ -257,6 +259,30 @@ describe('reload', () => {
       await s.stop();
     }
   });
+});
+
+describe('a reload that retires a listener with a query in flight', () => {
+  // The answer comes after the listener's socket is closed: it is dropped, and nothing throws.
+  // CI requires the native socket; elsewhere it is tested when built.
+  const transports = nativeUdp() || process.env.CI === 'true' ? (['native', 'dgram'] as const) : (['dgram'] as const);
+  for (const udpTransport of transports) {
+    test(`over ${udpTransport}: the late answer is dropped, the new listener answers`, async () => {
+      const slow = await slowUpstream(400);
+      const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  forward . 127.0.0.1:${slow.port}\n}\n`, { udpTransport });
+      try {
+        const late = udpExchange(s.port, rawQuery({ name: 'slow.example' }), 1500);
+        await waitFor(() => slow.udpQueries > 0);
+        const next = await freePort();
+        writeFileSync(s.corefilePath, `.:${next} {\n  bind 127.0.0.1\n  hosts {\n    10.0.0.7 r.example\n  }\n}\n`);
+        assert.equal(await s.server.reload(), true);
+        assert.equal(await late, undefined, 'no answer from a closed listener');
+        assert.deepEqual(answers(await dig('r.example', 'A', { port: next })), ['A 10.0.0.7']);
+      } finally {
+        await s.stop();
+        await slow.close();
+      }
+    });
+  }
 });
 
 describe('bad Corefiles stop the start with file:line', () => {
