@@ -3,26 +3,15 @@
 // and kubernetes and hosts answer them from their (IN) data. Never SERVFAIL, which resolvers
 // count against the server. Real dig, a real named behind forward.
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { dig } from '../testutil/dig.js';
+import { DEMO_CLUSTER_PLUGINS } from '../testutil/fuzz.js';
 import { freePort } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../testutil/upstream.js';
 
-const CLUSTER = fileURLToPath(new URL('../../examples/cluster', import.meta.url));
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
-
-const CLUSTER_PLUGINS = `    hosts {
-        10.9.9.9 x.example.org
-        fallthrough
-    }
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        manifests ${CLUSTER}
-        pods insecure
-        fallthrough in-addr.arpa ip6.arpa
-    }
-    cache 30`;
+const CLUSTER_PLUGINS = `${DEMO_CLUSTER_PLUGINS}\n    cache 30`;
 
 /** Each class asked: how dig's -c takes it, and how dig prints it. */
 const CLASSES: Array<{ arg: string; shown: string }> = [
