@@ -267,10 +267,11 @@ describe('a reload that retires a listener with a query in flight', () => {
   const transports = nativeUdp() || process.env.CI === 'true' ? (['native', 'dgram'] as const) : (['dgram'] as const);
   for (const udpTransport of transports) {
     test(`over ${udpTransport}: the late answer is dropped, the new listener answers`, async () => {
-      const slow = await slowUpstream(400);
+      // Slow enough that the reload is done before the answer, even on a loaded machine.
+      const slow = await slowUpstream(1500);
       const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  forward . 127.0.0.1:${slow.port}\n}\n`, { udpTransport });
       try {
-        const late = udpExchange(s.port, rawQuery({ name: 'slow.example' }), 1500);
+        const late = udpExchange(s.port, rawQuery({ name: 'slow.example' }), 2500);
         await waitFor(() => slow.udpQueries > 0);
         const next = await freePort();
         writeFileSync(s.corefilePath, `.:${next} {\n  bind 127.0.0.1\n  hosts {\n    10.0.0.7 r.example\n  }\n}\n`);
