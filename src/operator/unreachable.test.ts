@@ -39,9 +39,7 @@ describe('operator run with an API server it cannot reach', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'kdns-operator-unreachable-'));
 
   before(async () => {
-    ns = await Netns.create();
-    ns.must(['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
-    ns.must(['sysctl', '-qw', 'net.ipv6.conf.lo.disable_ipv6=1']);
+    ns = await Netns.create({ ipv6: false });
   });
   after(() => ns?.dispose());
 

@@ -91,9 +91,7 @@ describe('forward to upstreams that cannot be reached', { skip }, () => {
   before(async () => {
     const dual = await Netns.create();
     dual.must(['ip', 'route', 'add', 'unreachable', '198.51.100.0/24']);
-    const v4only = await Netns.create();
-    v4only.must(['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
-    v4only.must(['sysctl', '-qw', 'net.ipv6.conf.lo.disable_ipv6=1']);
+    const v4only = await Netns.create({ ipv6: false });
     spaces.set('dual', dual);
     spaces.set('v4only', v4only);
     for (const ns of spaces.values()) {
