@@ -8,6 +8,7 @@ import type { Nameserver } from '../noderesolver/dnsclient.js';
 import { HostsFileError } from '../noderesolver/hostsblock.js';
 import { runLoop, serviceName, syncOnce } from '../noderesolver/resolver.js';
 import type { SyncOptions } from '../noderesolver/resolver.js';
+import { guardProcess } from '../server/guard.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
 import { runUntilSignalled } from './signals.js';
 
@@ -85,6 +86,7 @@ async function action(flags: Flags): Promise<number> {
     // A pass that had to keep stale entries did not bring the file up to date.
     return r.failures.length > 0 ? EXIT_INVALID : EXIT_OK;
   }
+  guardProcess(log);
   log(`keeping ${opts.services.map((s) => s.name).join(', ')} in ${opts.hostsFile} every ${flags.interval} via ${flags.nameserver}`);
   await runUntilSignalled(log, (signal) => runLoop({ ...opts, intervalMs, signal }));
   return EXIT_OK;

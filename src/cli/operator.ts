@@ -16,6 +16,7 @@ import { Reconciler, runReconcileLoop } from '../operator/reconcile.js';
 import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
+import { guardProcess } from '../server/guard.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
 import { runUntilSignalled } from './signals.js';
 
@@ -176,6 +177,7 @@ async function runAction(flags: RunFlags): Promise<number> {
   }
   const { backend, changes, ensureDefault } = await backendFor(flags);
   const reconciler = new Reconciler(backend, { render, log });
+  guardProcess(log);
   let code = EXIT_OK;
   // Signals are CoreDNS's from the start: creating the default DNS resource may wait on the CRD
   // for a while, and a SIGHUP then must not end the operator either.

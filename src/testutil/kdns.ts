@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { fileURLToPath } from 'node:url';
+import { PANIC_MARKER } from '../server/guard.js';
 
 const fromSource = import.meta.url.endsWith('.ts');
 const mainURL = new URL(fromSource ? '../cli/main.ts' : '../cli/main.js', import.meta.url);
@@ -43,6 +44,7 @@ export function runKdns(args: readonly string[], opts: { timeoutMs?: number; env
 }
 
 /**
+/**
  * `node argv…` under `sh -c 'ulimit -n N; exec …'`: a test that opens thousands of sockets
  * raises its children's descriptor limit (up to the hard limit; the shell fails loudly above it).
  */
@@ -50,9 +52,30 @@ export function withFileLimit(fdLimit: number, argv: readonly string[]): [string
   return ['sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...argv]];
 }
 
-/** Starts a long-running `kdns args…`; its output is collected in `output()`. */
-export function startKdns(args: readonly string[], opts: { fdLimit?: number } = {}): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
-  const [cmd, argv] = opts.fdLimit === undefined ? [process.execPath, kdnsCommand(args)] : withFileLimit(opts.fdLimit, kdnsCommand(args));
+/**
+ * Throws when a kdns child's output shows its process guard caught an error: the guard keeps
+ * kdns alive in production, but in a test that error is a bug to see.
+ */
+export function assertNoPanic(output: string): void {
+  if (output.includes(PANIC_MARKER)) throw new Error(`kdns recovered from an error nothing caught (a bug):\n${output}`);
+}
+
+export interface StartKdnsOptions {
+  /** Arguments for node before kdns's own (e.g. --import of a fault to inject). */
+  nodeArgs?: readonly string[];
+  /** The test provokes a panic on purpose: stop() does not fail on one. */
+  allowPanics?: boolean;
+  /** Raise the child's open-file limit (tests that open thousands of sockets). */
+  fdLimit?: number;
+}
+
+/**
+ * Starts a long-running `kdns args…`; its output is collected in `output()`. `stop()` fails when
+ * the process guard caught an error (see assertNoPanic).
+ */
+export function startKdns(args: readonly string[], opts: StartKdnsOptions = {}): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
+  const nodeArgv = [...(opts.nodeArgs ?? []), ...kdnsCommand(args)];
+  const [cmd, argv] = opts.fdLimit === undefined ? [process.execPath, nodeArgv] : withFileLimit(opts.fdLimit, nodeArgv);
   const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
@@ -66,6 +89,7 @@ export function startKdns(args: readonly string[], opts: { fdLimit?: number } = 
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
+      if (!opts.allowPanics) assertNoPanic(out);
     },
   };
 }
