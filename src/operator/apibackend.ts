@@ -117,7 +117,12 @@ export class ApiBackend implements Backend {
       ctx.setBody(JSON.stringify(body));
     }
     await this.kc.applySecurityAuthentication(ctx);
-    const res = await new this.client.IsomorphicFetchHttpLibrary().send(ctx).toPromise();
+    const res = await new this.client.IsomorphicFetchHttpLibrary()
+      .send(ctx)
+      .toPromise()
+      .catch((e: unknown) => {
+        throw new Error(transportFailure(e));
+      });
     return { status: res.httpStatusCode, body: await res.body.text() };
   }
 
@@ -374,4 +379,14 @@ export async function* watchApi(api: ApiBackend, signal: AbortSignal, debounceMs
     clearTimeout(timer);
     await Promise.all(watchers);
   }
+}
+
+/**
+ * fetch reports every network failure as "fetch failed" and keeps the kernel's reason in its
+ * cause (connect ENETUNREACH 192.0.2.1:6443, certificate errors, …): the log and status need it.
+ */
+export function transportFailure(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const cause = e instanceof Error ? (e as Error & { cause?: unknown }).cause : undefined;
+  return cause instanceof Error && cause.message !== message ? `${message}: ${cause.message}` : message;
 }

@@ -74,7 +74,9 @@ describe('template end to end', () => {
     { name: 'nope.example', type: 'MX', status: 'SERVFAIL', answer: [] },
     { name: '4.3.2.10.in-addr.arpa', type: 'PTR', status: 'NOERROR', answer: ['4.3.2.10.in-addr.arpa. 60 IN PTR ip-10-2-3-4.example.'] },
     { name: 'www.invalid', type: 'AAAA', status: 'NXDOMAIN', answer: [], authority: ['invalid. 60 IN SOA ns.invalid. hostmaster.invalid. 1 60 60 60 60'] },
-    { name: 'version.bind', type: 'TXT', args: ['-c', 'CH'], status: 'NOERROR', answer: ['version.bind. 0 CH TXT "kdns"'] },
+    // As CoreDNS: a class other than IN is refused before any plugin unless chaos or forward is
+    // loaded on the listener, so a CH template alone does not answer (see the server's README).
+    { name: 'version.bind', type: 'TXT', args: ['-c', 'CH'], status: 'REFUSED', answer: [] },
   ];
   for (const c of cases) {
     test(`${c.name} ${c.type} ${c.args?.join(' ') ?? ''}`, async () => {
@@ -84,7 +86,7 @@ describe('template end to end', () => {
       assert.deepEqual(text(r.answer), c.answer, r.raw);
       assert.deepEqual(text(r.authority), c.authority ?? [], r.raw);
       assert.deepEqual(text(r.additional), c.additional ?? [], r.raw);
-      if (c.status !== 'SERVFAIL') assert.ok(r.flags.includes('aa') || c.name === 'other.example', `aa flag: ${r.flags.join(' ')}`);
+      if (c.status !== 'SERVFAIL' && c.status !== 'REFUSED') assert.ok(r.flags.includes('aa') || c.name === 'other.example', `aa flag: ${r.flags.join(' ')}`);
     });
   }
 
