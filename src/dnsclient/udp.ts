@@ -40,8 +40,14 @@ class UdpChannel {
       if (!this.connected) this.close();
     });
     this.connecting = new Promise<void>((resolve) => {
-      this.socket.connect(port, host, () => {
-        this.connected = true;
+      // A failed connect (no route: ENETUNREACH) comes to this callback, not to 'error'; the
+      // socket stays unconnected, and a send on it would throw, so the channel is closed.
+      this.socket.connect(port, host, (err?: Error) => {
+        if (err) {
+          const { kind, detail } = describeSocketError(err);
+          this.pending.failAll(kind, detail);
+          this.close();
+        } else this.connected = true;
         resolve();
       });
     });
