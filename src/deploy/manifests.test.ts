@@ -282,6 +282,12 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
     assert.deepEqual(volumes[mounts['/etc/kube-dns']].configMap, { name: 'kube-dns', optional: true });
     assert.ok(volumes[mounts['/run/node-cache']].emptyDir);
   });
+  test('the README\'s ap.k8s.io block for a stock node-local-dns ConfigMap is this template\'s', () => {
+    const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
+    const block = /```corefile\n([\s\S]*?)```/.exec(readFileSync(`${root}README.md`, 'utf8'))?.[1]?.replace(/^ {3}/gm, '');
+    assert.ok(block);
+    assert.ok(corefile.includes(block), block);
+  });
   test('the template: NodeLocal DNSCache\'s blocks plus ap.k8s.io, each bound to the -localip addresses', () => {
     const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
     assert.deepEqual([...corefile.matchAll(/^(\S+) \{$/gm)].map((m) => m[1]), ['cluster.local:53', 'in-addr.arpa:53', 'ip6.arpa:53', 'ap.k8s.io:53', '.:53']);
