@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# The node cache's image: kdns plus iproute2 (the `ip` that makes the dummy interface of
-# --setup-interface) and iptables (the NOTRACK rules NodeLocal DNSCache installs).
+# The node cache's image: kdns plus iproute2 (the `ip` that makes the dummy interface) and
+# iptables (the NOTRACK/ACCEPT rules), which kdns sets up when run with node-cache's command
+# line, as deploy/nodecache/ and the stock nodelocaldns.yaml run it.
 # Build and push it from the repository root (the tag the manifests use, deploy/base/):
 #   docker build -f deploy/nodecache.Dockerfile -t ghcr.io/kdns/kdns-nodecache:0.1.0 .
 #   docker push ghcr.io/kdns/kdns-nodecache:0.1.0
@@ -39,4 +40,4 @@ RUN for n in iptables-save iptables-restore ip6tables ip6tables-save ip6tables-r
 USER 0:0
 EXPOSE 53/udp 53/tcp 8080 9253
 ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "--v8-pool-size=1", "/app/bin/kdns"]
-CMD ["nodecache", "--help"]
+CMD ["node-cache", "-h"]

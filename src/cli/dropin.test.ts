@@ -1,11 +1,18 @@
 // The CoreDNS and node-cache command lines: Go flag syntax, which binary a command line is
-// for, and what kdns prints and exits with for each one-shot case.
+// for, what kdns prints and exits with for each one-shot case, and `kdns serve -conf`.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { runKdns } from '../testutil/kdns.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dig } from '../testutil/dig.js';
+import { runKdns, startKdns } from '../testutil/kdns.js';
+import { freePort, waitFor } from '../testutil/net.js';
+import { missing } from '../testutil/upstream.js';
 import { GoFlagError, parseGoFlags, type GoFlagSet } from './goflags.js';
 import { dropInMode } from './main.js';
 import { parseSyncInterval } from './node-cache.js';
+import { serveArgs } from './serve.js';
 
 const SET: GoFlagSet = {
   conf: { kind: 'string', usage: '' },
@@ -108,4 +115,31 @@ describe('the drop-in modes, one-shot', () => {
       if (c.stderr) assert.match(r.stderr, c.stderr);
     });
   }
+});
+
+describe('kdns serve with CoreDNS\'s single-dash spellings', () => {
+  const cases: Array<[string[], string[]]> = [
+    [['-conf', 'Corefile', '-dns.port', '1053'], ['--conf', 'Corefile', '--dns-port', '1053']],
+    [['-conf=Corefile', '-cluster', 'dir'], ['--conf=Corefile', '--cluster', 'dir']],
+    [['--conf', 'Corefile', '-c', 'x'], ['--conf', 'Corefile', '-c', 'x']],
+    // Not serve's: left for commander to refuse.
+    [['-quiet'], ['-quiet']],
+  ];
+  for (const [args, want] of cases) test(JSON.stringify(args), () => assert.deepEqual(serveArgs(args), want));
+
+  test('kdns serve -conf FILE -dns.port N serves that Corefile on that port', { skip: missing('dig', 'bind9-dnsutils') }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-serve-go-'));
+    writeFileSync(join(dir, 'Corefile'), '. {\n    bind 127.0.0.1\n    whoami\n}\n');
+    const port = await freePort();
+    const kdns = startKdns(['serve', '-conf', join(dir, 'Corefile'), '-dns.port', String(port)]);
+    try {
+      await waitFor(() => kdns.output().includes(`listening on 127.0.0.1:${port}`) || kdns.child.exitCode !== null, 20_000).catch(() => assert.fail(kdns.output()));
+      const r = await dig('example.test', 'A', { port });
+      assert.equal(r.status, 'NOERROR', kdns.output());
+      // whoami: the client's address in the additional section.
+      assert.deepEqual(r.additional.filter((a) => a.type === 'A').map((a) => a.data), ['127.0.0.1']);
+    } finally {
+      await kdns.stop();
+    }
+  });
 });

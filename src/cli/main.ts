@@ -75,8 +75,10 @@ export async function main(argv: string[]): Promise<void> {
   const first = argv[2];
   const known = SUBCOMMANDS.some(([name]) => name === first);
   const program = await buildProgram(known ? first : undefined);
+  // `kdns serve -conf FILE`, as a CoreDNS user types it.
+  const args = first === 'serve' ? [...argv.slice(0, 3), ...(await import('./serve.js')).serveArgs(argv.slice(3))] : argv;
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(args);
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; every other commander error is a usage error.

@@ -19,6 +19,22 @@ interface ServeFlags {
   check?: boolean;
 }
 
+/** CoreDNS's single-dash spellings of serve's options, which commander would read as `-c onf`. */
+const GO_STYLE: Readonly<Record<string, string>> = { conf: '--conf', 'dns.port': '--dns-port', 'dns-port': '--dns-port', cluster: '--cluster' };
+
+/**
+ * `kdns serve`'s arguments with `-conf FILE`, `-dns.port N` (and `-cluster DIR`, `-x=V`) in
+ * their `--` form, so a CoreDNS user's habit works after the subcommand too. Only those names:
+ * anything else stays for commander to parse or refuse.
+ */
+export function serveArgs(args: readonly string[]): string[] {
+  return args.map((a) => {
+    const m = /^-([a-z.-]+)(=.*)?$/.exec(a);
+    const long = m ? GO_STYLE[m[1] as string] : undefined;
+    return long ? `${long}${m?.[2] ?? ''}` : a;
+  });
+}
+
 /** ./Corefile when there is one, else the demo Corefile shipped in examples/. */
 export function defaultCorefile(): string {
   return existsSync('Corefile') ? 'Corefile' : DEMO_COREFILE;
@@ -38,6 +54,7 @@ export function register(program: Command): void {
     .option('--cluster <dir>', 'directory of Kubernetes manifests for every kubernetes block that names no source')
     .option('--dns-port <port>', 'port for server blocks whose keys name none (CoreDNS -dns.port)', '53')
     .option('--check', 'load and set up every server block without listening, then exit 0 (valid) or 1 (file:line of the error)')
+    .addHelpText('after', "\nCoreDNS's spellings -conf FILE and -dns.port N are accepted too.")
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.dnsPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -101,3 +101,26 @@ describe('examples/nodecache', () => {
     }
   });
 });
+
+describe('the demo under CoreDNS\'s command line', { skip: missing('dig', 'bind9-dnsutils') }, () => {
+  test('the README\'s `npx kdns -conf examples/Corefile -dns.port 1053` answers for the demo cluster', async () => {
+    const argv = readmeCommand('npx kdns -conf');
+    assert.deepEqual(argv, ['npx', 'kdns', '-conf', 'examples/Corefile', '-dns.port', '1053']);
+    const [port, health, ready, metrics] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    let corefile = readFileSync(`${root}examples/Corefile`, 'utf8');
+    corefile = rewrite(corefile, '.:1053 {', `.:${port} {`);
+    corefile = rewrite(corefile, 'health 127.0.0.1:8080', `health 127.0.0.1:${health}`);
+    corefile = rewrite(corefile, 'ready 127.0.0.1:8181', `ready 127.0.0.1:${ready}`);
+    corefile = rewrite(corefile, 'prometheus 127.0.0.1:9153', `prometheus 127.0.0.1:${metrics}`);
+    corefile = rewrite(corefile, 'manifests cluster', `manifests ${root}examples/cluster`);
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-example-coredns-'));
+    writeFileSync(join(dir, 'Corefile'), corefile);
+    const kdns = startKdns(argv.slice(2).map((a) => (a === 'examples/Corefile' ? join(dir, 'Corefile') : a === '1053' ? String(port) : a)));
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${ready}/ready`).catch(() => undefined))?.status === 200, 20_000).catch(() => assert.fail(kdns.output()));
+      assert.deepEqual(answers(await dig('web.demo.svc.cluster.local', 'A', { port })), ['A 10.96.100.10']);
+    } finally {
+      await kdns.stop();
+    }
+  });
+});

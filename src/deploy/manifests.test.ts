@@ -4,22 +4,19 @@
 // kdns by (k8s-app labels, port names, scrape annotations, probes, memory, disruption budget)
 // are checked on the rendered objects, not on the files.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import { publishedImages, repoRoot, rewrite } from '../testutil/deploy.js';
+import { type RenderedObject, findObject, publishedImages, renderKustomization, repoRoot, rewrite } from '../testutil/deploy.js';
 import { answers, dig } from '../testutil/dig.js';
-import { runKdns, startKdns } from '../testutil/kdns.js';
+import { startKdns } from '../testutil/kdns.js';
 import { freePort, waitFor } from '../testutil/net.js';
 import { missing } from '../testutil/upstream.js';
 
 const root = repoRoot;
 
-// A loose view of rendered YAML: the assertions are the type check.
-type Obj = Record<string, any>;
+type Obj = RenderedObject;
 
 /** Directories holding a kustomization of kind Kustomization (components are checked through their users). */
 function kustomizations(dir: string): string[] {
@@ -35,12 +32,7 @@ function kustomizations(dir: string): string[] {
 
 const OVERLAYS = [...kustomizations('deploy'), ...kustomizations('examples/install')];
 
-/** `kubectl kustomize DIR`, parsed. */
-function render(dir: string): Obj[] {
-  const r = spawnSync('kubectl', ['kustomize', `${root}${dir}`], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${r.stderr || r.error?.message}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
-}
+const render = renderKustomization;
 
 const skip = missing('kubectl', 'kubernetes-client');
 const rendered = new Map<string, Obj[]>(skip ? [] : OVERLAYS.map((dir) => [dir, render(dir)]));
@@ -49,11 +41,7 @@ const objectsOf = (dir: string): Obj[] => {
   assert.ok(objs, `${dir} was not rendered`);
   return objs;
 };
-const find = (objs: Obj[], kind: string, name: string): Obj => {
-  const o = objs.find((x) => x['kind'] === kind && x['metadata']?.name === name);
-  assert.ok(o, `no ${kind} ${name}`);
-  return o;
-};
+const find = findObject;
 const id = (o: Obj): string => `${o['kind']} ${o['metadata']?.namespace ? `${o['metadata'].namespace}/` : ''}${o['metadata']?.name}`;
 
 type ModelClass = new (data: unknown) => { validate(): void };
@@ -276,7 +264,36 @@ describe('deploy/coredns (kdns serve in CoreDNS\'s place)', { skip }, () => {
 describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { skip }, () => {
   const objs = (): Obj[] => objectsOf('deploy/nodecache');
   test('NodeLocal DNSCache\'s names in kube-system', () => {
-    assert.deepEqual(objs().map(id).sort(), ['DaemonSet kube-system/node-local-dns', 'Service kube-system/kube-dns-upstream', 'Service kube-system/node-local-dns', 'ServiceAccount kube-system/node-local-dns']);
+    assert.deepEqual(objs().map(id).sort(), [
+      'ConfigMap kube-system/node-local-dns',
+      'DaemonSet kube-system/node-local-dns',
+      'Service kube-system/kube-dns-upstream',
+      'Service kube-system/node-local-dns',
+      'ServiceAccount kube-system/node-local-dns',
+    ]);
+  });
+  test('node-cache\'s command line: the template where -basecorefile looks, the Corefile written to a writable volume', () => {
+    const pod = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec;
+    const c = pod['containers'][0];
+    assert.deepEqual(c['args'], ['node-cache', '-localip', '169.254.20.10', '-conf', '/run/node-cache/Corefile', '-upstreamsvc', 'kube-dns-upstream']);
+    const mounts = Object.fromEntries((c['volumeMounts'] as Obj[]).map((m) => [m['mountPath'], m['name']]));
+    const volumes = Object.fromEntries((pod['volumes'] as Obj[]).map((v) => [v['name'], v]));
+    assert.deepEqual(volumes[mounts['/etc/coredns']].configMap, { name: 'node-local-dns', items: [{ key: 'Corefile', path: 'Corefile.base' }] });
+    assert.deepEqual(volumes[mounts['/etc/kube-dns']].configMap, { name: 'kube-dns', optional: true });
+    assert.ok(volumes[mounts['/run/node-cache']].emptyDir);
+  });
+  test('the README\'s ap.k8s.io block for a stock node-local-dns ConfigMap is this template\'s', () => {
+    const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
+    const block = /```corefile\n([\s\S]*?)```/.exec(readFileSync(`${root}README.md`, 'utf8'))?.[1]?.replace(/^ {3}/gm, '');
+    assert.ok(block);
+    assert.ok(corefile.includes(block), block);
+  });
+  test('the template: NodeLocal DNSCache\'s blocks plus ap.k8s.io, each bound to the -localip addresses', () => {
+    const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
+    assert.deepEqual([...corefile.matchAll(/^(\S+) \{$/gm)].map((m) => m[1]), ['cluster.local:53', 'in-addr.arpa:53', 'ip6.arpa:53', 'ap.k8s.io:53', '.:53']);
+    assert.equal([...corefile.matchAll(/^ {4}bind __PILLAR__LOCAL__DNS__ __PILLAR__DNS__SERVER__$/gm)].length, 5);
+    assert.equal([...corefile.matchAll(/^ {4}forward \. __PILLAR__CLUSTER__DNS__ \{$/gm)].length, 4);
+    assert.match(corefile, /^ {4}forward \. __PILLAR__UPSTREAM__SERVERS__$/m);
   });
   test('the DaemonSet and its pods carry k8s-app: node-local-dns, on the host network with the node\'s resolv.conf', () => {
     const ds = find(objs(), 'DaemonSet', 'node-local-dns');
@@ -305,12 +322,6 @@ describe('deploy/components/servicemonitor', { skip }, () => {
   });
 });
 
-/** An argument as the kubelet expands it: $(VAR) from the container's environment (Service variables included), $$ for a $. */
-function kubeletExpand(arg: string, env: Record<string, string>): string {
-  return arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m: string, name: string | undefined) => (m === '$$' ? '$' : (env[name ?? ''] ?? m)));
-}
-
-
 describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind9-dnsutils') }, () => {
   test('deploy/coredns: kdns serves its Corefile (moved to loopback ports): cluster names, ap.k8s.io search paths, health, ready, metrics', async () => {
     const corefile = find(objectsOf('deploy/coredns'), 'ConfigMap', 'coredns')['data'].Corefile as string;
@@ -337,20 +348,5 @@ describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind
       await kdns.stop();
     }
     assert.doesNotMatch(kdns.output(), /\[ERROR\] (?!plugin\/errors)/);
-  });
-
-  test('deploy/nodecache: kdns nodecache takes the DaemonSet\'s arguments as the kubelet expands them', async () => {
-    const c = find(objectsOf('deploy/nodecache'), 'DaemonSet', 'node-local-dns')['spec'].template.spec.containers[0];
-    const args = (c['args'] as string[]).map((a) => kubeletExpand(a, { KUBE_DNS_UPSTREAM_SERVICE_HOST: '10.96.0.11' }));
-    const r = await runKdns([...args, '--print-corefile']);
-    assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.split('\n').map((l) => l.trim());
-    // Cluster, reverse and ap.k8s.io names to the upstream Service; the rest to the node's resolvers.
-    assert.equal(lines.filter((l) => l === 'forward . 10.96.0.11 {').length, 4);
-    assert.ok(lines.includes('forward . /etc/resolv.conf'));
-    const probe = c['livenessProbe'].httpGet;
-    assert.ok(lines.includes(`health ${probe.host}:${probe.port}`), 'the liveness probe asks the health address');
-    const metricsPort = (c['ports'] as Obj[]).find((p) => p['name'] === 'metrics')!['containerPort'];
-    assert.ok(lines.includes(`prometheus 0.0.0.0:${metricsPort}`), 'metrics on the node\'s addresses, on the port the Service names');
   });
 });

@@ -2,13 +2,18 @@
 // manifests test renders and validates, every file it names exists, and each `kubectl set
 // image` it gives, run offline (--local) on the stock manifest's shape, changes exactly that
 // container's image to the one deploy/Dockerfile or deploy/nodecache.Dockerfile builds and
-// keeps what the image needs to start.
+// keeps what the image needs to start; the metrics it lists are served.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { runKdns } from '../testutil/kdns.js';
+import { dig } from '../testutil/dig.js';
+import { runKdns, startKdns } from '../testutil/kdns.js';
+import { freePort, waitFor } from '../testutil/net.js';
+import { parseExposition } from '../testutil/prom.js';
 import { publishedImages, repoRoot } from '../testutil/deploy.js';
 import { missing } from '../testutil/upstream.js';
 
@@ -106,5 +111,37 @@ describe('README swap-in commands, offline on the stock manifests', { skip: miss
   test('the rollback commands undo the same workloads', () => {
     assert.match(readme, /^kubectl -n kube-system rollout undo deployment\/coredns$/m);
     assert.match(readme, /^kubectl -n kube-system rollout undo daemonset\/node-local-dns$/m);
+  });
+});
+
+describe('README: the metrics it lists are served', { skip: missing('dig', 'bind9-dnsutils') }, () => {
+  const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('###', readme.indexOf('### Metrics') + 4));
+  const names = [...section.matchAll(/`(coredns_\w+)`/g)].map((m) => m[1]!);
+
+  test('by kdns serve, once a query was answered from the cluster, from the cache, and forwarded to an upstream that answers and to one that fails its health check', async () => {
+    assert.ok(names.length >= 8, section);
+    const [port, metrics, dead, up] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-readme-metrics-'));
+    writeFileSync(
+      join(dir, 'Corefile'),
+      `.:${port} {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:${metrics}\n    cache 30\n    kubernetes cluster.local {\n        manifests ${root}examples/cluster\n    }\n}\n` +
+        `dead.test:${port} {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:${metrics}\n    forward . 127.0.0.1:${dead} {\n        health_check 100ms\n    }\n}\n` +
+        // An upstream that answers: a whoami server block of the same process.
+        `live.test:${port} {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:${metrics}\n    forward . 127.0.0.1:${up}\n}\n.:${up} {\n    bind 127.0.0.1\n    whoami\n}\n`,
+    );
+    const kdns = startKdns(['serve', '--conf', join(dir, 'Corefile')]);
+    try {
+      await waitFor(() => kdns.output().includes(`listening on 127.0.0.1:${port}`) || kdns.child.exitCode !== null, 20_000).catch(() => assert.fail(kdns.output()));
+      for (let i = 0; i < 2; i++) await dig('web.demo.svc.cluster.local', 'A', { port });
+      await dig('www.dead.test', 'A', { port });
+      await dig('www.live.test', 'A', { port });
+      const served = async (): Promise<Set<string>> => new Set(parseExposition(await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()).map((s) => s.name.replace(/_(bucket|sum|count)$/, '')));
+      await waitFor(async () => (await served()).has('coredns_forward_healthcheck_failure_count_total'), 10_000).catch(() => undefined);
+      const have = await served();
+      assert.deepEqual(names.filter((n) => !have.has(n)), []);
+      assert.ok(have.has('process_resident_memory_bytes'), 'the process metrics');
+    } finally {
+      await kdns.stop();
+    }
   });
 });

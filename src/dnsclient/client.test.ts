@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,6 +176,27 @@ describe('DnsClient failures', () => {
       }
     });
   }
+
+  // In a network namespace with no route, connect() on the UDP socket itself fails (ENETUNREACH):
+  // the query must fail as unreachable (a failed exchange, like a timeout), and the process go on.
+  it('fails as "unreachable" when UDP connect finds no route, and the process goes on', { skip: process.getuid?.() === 0 ? false : 'needs root (unshare --net)' }, () => {
+    const clientUrl = new URL(`./client.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url).href;
+    const wireUrl = new URL(`../dns/wire.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url).href;
+    const nameUrl = new URL(`../dns/name.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url).href;
+    const code = `
+      const { DnsClient } = await import(${JSON.stringify(clientUrl)});
+      const { buildQuery } = await import(${JSON.stringify(wireUrl)});
+      const { nameToWire } = await import(${JSON.stringify(nameUrl)});
+      const client = new DnsClient({ host: '192.0.2.53', port: 53 });
+      const q = buildQuery(nameToWire('www.example.test.'), 1, 1, { id: 7 });
+      const outcome = await client.exchange(q, 'udp', 2000).then(() => 'answered', (e) => e.kind);
+      client.close();
+      await new Promise((r) => setTimeout(r, 100));
+      console.log('outcome ' + outcome);`;
+    const r = spawnSync('unshare', ['--net', process.execPath, ...(import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : []), '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'outcome unreachable');
+  });
 
   it('names upstreams as CoreDNS does', () => {
     assert.deepEqual(
