@@ -8,6 +8,7 @@ import type { Nameserver } from '../noderesolver/dnsclient.js';
 import { HostsFileError } from '../noderesolver/hostsblock.js';
 import { runLoop, serviceName, syncOnce } from '../noderesolver/resolver.js';
 import type { SyncOptions } from '../noderesolver/resolver.js';
+import { guardProcess } from '../server/guard.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
 
 interface Flags {
@@ -88,6 +89,7 @@ async function action(flags: Flags): Promise<number> {
   const onSignal = (): void => stop.abort();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+  guardProcess(log);
   log(`keeping ${opts.services.map((s) => s.name).join(', ')} in ${opts.hostsFile} every ${flags.interval} via ${flags.nameserver}`);
   await runLoop({ ...opts, intervalMs, signal: stop.signal });
   return EXIT_OK;

@@ -74,6 +74,7 @@ async function run(f: NodecacheFlags): Promise<void> {
     throw e;
   }
   handleSignals(cache, iface, config.kind === 'file');
+  cache.server.guardProcess();
   for (const l of cache.server.listening()) {
     if (l.transport === 'udp') log.info(`kdns nodecache listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
   }

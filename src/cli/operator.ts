@@ -16,6 +16,7 @@ import { Reconciler, runReconcileLoop } from '../operator/reconcile.js';
 import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../operator/validate.js';
+import { guardProcess } from '../server/guard.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
 
 interface CommonFlags {
@@ -183,6 +184,7 @@ async function runAction(flags: RunFlags): Promise<number> {
     const outcome = await reconciler.pass();
     return outcome.kind === 'applied' || outcome.kind === 'unmanaged' ? EXIT_OK : EXIT_INVALID;
   }
+  guardProcess(log);
   log(`reconciling from ${backend.name} (resync every ${flags.resync})`);
   await runReconcileLoop(reconciler, { changes: changes(stop.signal), resyncMs, signal: stop.signal }, log);
   return EXIT_OK;

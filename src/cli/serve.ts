@@ -64,6 +64,7 @@ export function register(program: Command): void {
       try {
         const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: flags.cluster }, log });
         handleSignals(server);
+        server.guardProcess();
         for (const l of server.listening()) {
           if (l.transport === 'udp') log.info(`kdns listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
         }

@@ -1,13 +1,14 @@
 // Property test: mutated and random packets never make the decoders throw anything but
-// DnsFormatError, and whatever decodes re-encodes. A fixed seed keeps failures reproducible;
-// the failing iteration's bytes are printed in the assertion message.
+// DnsFormatError, whatever decodes re-encodes, and isWellFormedMessage says exactly which decode.
+// A fixed seed keeps failures reproducible; the failing iteration's bytes are printed in the
+// assertion message.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMessage, DnsFormatError, encodeMessage, findTtlOffsets, parseQuery } from './codec.js';
+import { decodeMessage, DnsFormatError, encodeMessage, findTtlOffsets, isWellFormedMessage, parseQuery } from './codec.js';
 import { lowerName } from './name.js';
 import * as R from './rr.js';
-import { message, prng } from './testkit.js';
+import { message, mutate, prng } from './testkit.js';
 import type { Message } from './types.js';
 
 const ITERATIONS = 20_000;
@@ -46,52 +47,7 @@ function seeds(): Buffer[] {
   return msgs.map((m) => encodeMessage(m));
 }
 
-type Rand = () => number;
-const int = (rand: Rand, n: number) => Math.floor(rand() * n);
-
-function mutate(seed: Buffer, rand: Rand): Uint8Array {
-  const b = Uint8Array.from(seed);
-  switch (int(rand, 6)) {
-    case 0: {
-      // bit flips
-      const flips = 1 + int(rand, 4);
-      for (let k = 0; k < flips; k++) b[int(rand, b.length)] ^= 1 << int(rand, 8);
-      return b;
-    }
-    case 1: {
-      // byte overwrites, biased towards values that matter in names and counts
-      const special = [0x00, 0x3f, 0x40, 0x80, 0xc0, 0xc0, 0xff, 0x29, 0x01];
-      const n = 1 + int(rand, 3);
-      for (let k = 0; k < n; k++) b[int(rand, b.length)] = rand() < 0.5 ? special[int(rand, special.length)] : int(rand, 256);
-      return b;
-    }
-    case 2:
-      return b.subarray(0, int(rand, b.length));
-    case 3: {
-      // a count field changed
-      const at = 4 + 2 * int(rand, 4);
-      b[at] = 0;
-      b[at + 1] = int(rand, 6);
-      return b;
-    }
-    case 4: {
-      // a slice of the packet duplicated somewhere else
-      const from = int(rand, b.length);
-      const len = int(rand, Math.min(32, b.length - from));
-      const to = int(rand, b.length);
-      return Uint8Array.from([...b.subarray(0, to), ...b.subarray(from, from + len), ...b.subarray(to)]);
-    }
-    default: {
-      // noise after a plausible header
-      const noise = new Uint8Array(12 + int(rand, 64));
-      for (let k = 0; k < noise.length; k++) noise[k] = int(rand, 256);
-      noise[4] = 0;
-      noise[5] = 1;
-      for (const k of [6, 8, 10]) noise[k] = 0;
-      return noise;
-    }
-  }
-}
+const int = (rand: () => number, n: number) => Math.floor(rand() * n);
 
 function onlyFormatErrors<T>(what: string, bytes: Uint8Array, run: () => T): T | undefined {
   try {
@@ -113,6 +69,7 @@ describe('fuzzing the decoders', () => {
       const msg = onlyFormatErrors('decodeMessage', bytes, () => decodeMessage(bytes));
       const parsed = onlyFormatErrors('parseQuery', bytes, () => parseQuery(bytes));
       onlyFormatErrors('findTtlOffsets', bytes, () => findTtlOffsets(bytes));
+      assert.equal(isWellFormedMessage(bytes), msg !== undefined, `isWellFormedMessage disagrees with decodeMessage on ${hexText()}`);
       if (!msg) continue;
       decoded++;
       let plain: Buffer;

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMessage, DnsFormatError, parseQuery } from './codec.js';
+import { decodeMessage, DnsFormatError, isWellFormedMessage, parseQuery } from './codec.js';
 import type { Bytes } from './testkit.js';
 import { ascii, header, labels, opt, question, rr, u16, wire, wname } from './testkit.js';
 
@@ -205,6 +205,7 @@ describe('malformed messages', () => {
     it(c.title, () => {
       check('decodeMessage', () => decodeMessage(c.bytes), c.decode);
       check('parseQuery', () => parseQuery(c.bytes), c.parse ?? c.decode);
+      assert.equal(isWellFormedMessage(c.bytes), c.decode === 'ok', 'isWellFormedMessage agrees with decodeMessage');
     });
   }
 });

@@ -103,3 +103,62 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+type Rand = () => number;
+const int = (rand: Rand, n: number) => Math.floor(rand() * n);
+
+/**
+ * One random mutation of a valid message (bit flips, special byte values, truncation, a count
+ * changed, a slice duplicated, or noise after a plausible header): the fuzz tests' input.
+ */
+export function mutate(seed: Uint8Array, rand: Rand): Uint8Array {
+  const b = Uint8Array.from(seed);
+  switch (int(rand, 7)) {
+    case 0: {
+      // bit flips
+      const flips = 1 + int(rand, 4);
+      for (let k = 0; k < flips; k++) b[int(rand, b.length)] ^= 1 << int(rand, 8);
+      return b;
+    }
+    case 1: {
+      // byte overwrites, biased towards values that matter in names and counts
+      const special = [0x00, 0x3f, 0x40, 0x80, 0xc0, 0xc0, 0xff, 0x29, 0x01];
+      const n = 1 + int(rand, 3);
+      for (let k = 0; k < n; k++) b[int(rand, b.length)] = rand() < 0.5 ? special[int(rand, special.length)] : int(rand, 256);
+      return b;
+    }
+    case 2:
+      return b.subarray(0, int(rand, b.length));
+    case 3: {
+      // a count field changed
+      const at = 4 + 2 * int(rand, 4);
+      b[at] = 0;
+      b[at + 1] = int(rand, 6);
+      return b;
+    }
+    case 4: {
+      // a slice of the packet duplicated somewhere else
+      const from = int(rand, b.length);
+      const len = int(rand, Math.min(32, b.length - from));
+      const to = int(rand, b.length);
+      return Uint8Array.from([...b.subarray(0, to), ...b.subarray(from, from + len), ...b.subarray(to)]);
+    }
+    case 5: {
+      // a compression pointer written somewhere, to an earlier offset (often into the header)
+      const at = 12 + int(rand, Math.max(1, b.length - 13));
+      const to = int(rand, at);
+      b[at] = 0xc0 | (to >> 8);
+      b[at + 1] = to & 0xff;
+      return b;
+    }
+    default: {
+      // noise after a plausible header
+      const noise = new Uint8Array(12 + int(rand, 64));
+      for (let k = 0; k < noise.length; k++) noise[k] = int(rand, 256);
+      noise[4] = 0;
+      noise[5] = 1;
+      for (const k of [6, 8, 10]) noise[k] = 0;
+      return noise;
+    }
+  }
+}

@@ -34,14 +34,21 @@ class UdpChannel {
     this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
     this.socket.on('message', (msg) => this.pending.deliver(msg));
     this.socket.on('error', (e) => {
+      // An error before connecting means the socket never will (bind failed: no such family).
+      if (!this.connected) {
+        this.fail(e);
+        return;
+      }
       const { kind, detail } = describeSocketError(e);
       this.pending.failAll(kind, detail);
-      // An error before connecting means the socket never will (bad address family, no route).
-      if (!this.connected) this.close();
     });
     this.connecting = new Promise<void>((resolve) => {
-      this.socket.connect(port, host, () => {
-        this.connected = true;
+      // Node hands a failed connect (no route, no IPv6 on this node) to this callback, not to
+      // 'error'. The socket is then unconnected, where send() wants an address: the channel is
+      // done, and the queries waiting on it fail as the kernel said.
+      this.socket.connect(port, host, (err?: Error | null) => {
+        if (err) this.fail(err);
+        else this.connected = true;
         resolve();
       });
     });
@@ -66,6 +73,13 @@ class UdpChannel {
         this.pending.fail(wire, kind, detail);
       }
     });
+  }
+
+  /** The socket cannot be used: fails the queries on it with `err` and closes it. */
+  private fail(err: Error): void {
+    const { kind, detail } = describeSocketError(err);
+    this.pending.failAll(kind, detail);
+    this.close();
   }
 
   /** Takes no new queries; closes once the ones in flight are settled. */

@@ -78,7 +78,11 @@ function udpExchange(ns: Nameserver, name: string, type: AddressType, timeoutMs:
   const { id, wire } = query(name, type);
   return new Promise((resolve, reject) => {
     const sock = dgram.createSocket(net.isIPv6(ns.host) ? 'udp6' : 'udp4');
+    let settled = false;
     const done = (err: Error | undefined, msg?: Message): void => {
+      // Once only: closing a closed socket throws.
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       sock.close();
       if (err) reject(err);
@@ -90,7 +94,10 @@ function udpExchange(ns: Nameserver, name: string, type: AddressType, timeoutMs:
       const msg = matchReply(buf, id, name, type);
       if (msg) done(undefined, msg);
     });
-    sock.send(wire, ns.port, ns.host);
+    // With a callback, a send that cannot go (no route, no IPv6 here) fails now, not at the timeout.
+    sock.send(wire, ns.port, ns.host, (err) => {
+      if (err) done(new LookupError(`${ns.host}:${ns.port}: ${err.message}`));
+    });
   });
 }
 

@@ -26,7 +26,23 @@ function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
   return undefined;
 }
 
+/**
+ * Plugins that open a server to classes other than IN (CoreDNS's EnableChaos): without one of
+ * them in any block of the listener, such queries are refused before routing.
+ */
+const OPENS_OTHER_CLASSES: ReadonlySet<string> = new Set(['chaos', 'forward']);
+
+/** True when a block of the listener has a plugin that takes queries of classes other than IN. */
+function takesOtherClasses(zones: Map<string, LoadedBlock>): boolean {
+  for (const block of zones.values()) {
+    if (block.plugins.some((p) => OPENS_OTHER_CLASSES.has(p.name))) return true;
+  }
+  return false;
+}
+
+const CLASS_IN = 1;
 const QR = 0x8000;
+const OPCODE = 0x7800;
 
 /** Header-only error reply (no question could be echoed). */
 function headerReply(raw: Buffer, rcode: number): Buffer {
@@ -38,8 +54,25 @@ function headerReply(raw: Buffer, rcode: number): Buffer {
   return out;
 }
 
-/** Error reply echoing the question bytes as received (used when the rest did not parse). */
+/**
+ * True when the one question [12, questionEnd) is plain labels. A compression pointer in it can
+ * only point into the header (anything later would loop), and the reply's header differs from
+ * the query's: echoed, such a name would point at flags and counts and the reply would not parse.
+ * A name ends at its root label (a 0) or at a pointer (two octets, the first 0b11xxxxxx), so the
+ * last two octets tell, in constant time. (A label whose last octet is 0xc0 or more before the
+ * root is reported as compressed: such names only get the slower, still correct, treatment.)
+ */
+function questionIsSelfContained(raw: Buffer, questionEnd: number): boolean {
+  const nameEnd = questionEnd - 4;
+  return raw[nameEnd - 1] === 0 && (nameEnd - 1 === 12 || ((raw[nameEnd - 2] as number) & 0xc0) !== 0xc0);
+}
+
+/**
+ * Error reply for a query whose question was read but not the rest: the question bytes as
+ * received when they stand on their own, else the header alone.
+ */
 function questionReply(raw: Buffer, questionEnd: number, rcode: number): Buffer {
+  if (!questionIsSelfContained(raw, questionEnd)) return headerReply(raw, rcode);
   const out = Buffer.alloc(questionEnd);
   raw.copy(out, 0, 0, questionEnd);
   out.writeUInt16BE((raw.readUInt16BE(2) & 0x7900) | QR | (rcode & 0xf), 2);
@@ -55,6 +88,7 @@ function isPromise<T>(v: unknown): v is Promise<T> {
 
 export class Dispatcher {
   private unrouted: Plugin | undefined;
+  private otherClasses = false;
   private zoneMap!: Map<string, LoadedBlock>;
 
   constructor(
@@ -72,29 +106,34 @@ export class Dispatcher {
   set zones(zones: Map<string, LoadedBlock>) {
     this.zoneMap = zones;
     this.unrouted = unroutedObserver(zones);
+    this.otherClasses = takesOtherClasses(zones);
   }
 
   handle(raw: Buffer, client: ClientInfo): Outcome {
     if (raw.length < 12) return undefined;
     const flags = raw.readUInt16BE(2);
     if (flags & QR) return undefined; // never answer a response: that is how loops start
-    if (raw.readUInt16BE(4) !== 1) return headerReply(raw, RCode.FORMERR);
+    // The opcode comes first, as in CoreDNS: any other than QUERY is NOTIMP, whatever the
+    // sections hold (an UPDATE's zone count, a NOTIFY without a question).
+    const refusal = flags & OPCODE ? RCode.NOTIMP : RCode.FORMERR;
+    if (raw.readUInt16BE(4) !== 1) return headerReply(raw, refusal);
     let query;
     try {
       query = parseQuery(raw);
     } catch (e) {
-      if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, RCode.FORMERR);
+      if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, refusal);
       return undefined;
     }
-    const req = new DnsRequest(raw, query, client);
+    let req = new DnsRequest(raw, query, client);
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
+    if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
     const zone = routeByZone(this.zoneMap, query.name);
-    if (zone === undefined) {
-      const refused = errorReply(req, RCode.REFUSED);
-      this.unrouted?.observeUnrouted?.(req, refused);
-      return finalizeReply(req, refused);
-    }
+    if (zone === undefined) return this.refuse(req);
+    // Plugins answer by copying the question's bytes into their reply (hosts, kubernetes, cache);
+    // a name compressed into the header would point at the reply's header, which is not the
+    // query's. Such a query (nothing but a crafted one has it) goes on spelled out.
+    if (!questionIsSelfContained(raw, query.questionEnd)) req = req.derive(query.qname);
     req.zone = zone;
     const block = this.zoneMap.get(zone) as LoadedBlock;
     let result;
@@ -110,6 +149,13 @@ export class Dispatcher {
       );
     }
     return this.finish(req, result);
+  }
+
+  /** REFUSED before any block sees the query, counted by the plugin that watches those. */
+  private refuse(req: DnsRequest): Buffer {
+    const refused = errorReply(req, RCode.REFUSED);
+    this.unrouted?.observeUnrouted?.(req, refused);
+    return finalizeReply(req, refused);
   }
 
   private finish(req: DnsRequest, reply: Reply | undefined): Buffer {

@@ -92,6 +92,7 @@ async function listenUdpDgram(address: string, port: number, dispatcher: Dispatc
     // A send to a vanished client (ICMP unreachable) surfaces here; the socket stays usable.
   });
   const localAddress = plainAddress(local.address);
+  let closed = false;
   socket.on('message', (msg, rinfo) => {
     if (msg.length > MAX_UDP_QUERY) return;
     const client: ClientInfo = {
@@ -105,7 +106,8 @@ async function listenUdpDgram(address: string, port: number, dispatcher: Dispatc
     if (out === undefined) return;
     if (isPromise(out)) {
       out.then((bytes) => {
-        if (bytes) socket.send(bytes, rinfo.port, rinfo.address);
+        // A reload may have closed the socket while the answer was made: send() would throw.
+        if (bytes && !closed) socket.send(bytes, rinfo.port, rinfo.address);
       });
     } else {
       socket.send(out, rinfo.port, rinfo.address);
@@ -116,7 +118,10 @@ async function listenUdpDgram(address: string, port: number, dispatcher: Dispatc
     via: 'dgram',
     address,
     port: local.port,
-    close: () => new Promise<void>((r) => socket.close(() => r())),
+    close: () => {
+      closed = true;
+      return new Promise<void>((r) => socket.close(() => r()));
+    },
   };
 }
 

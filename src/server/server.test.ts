@@ -6,8 +6,11 @@ import net from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { dig, answers } from '../testutil/dig.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
-import { sleep } from '../testutil/net.js';
+import { freePort, sleep, waitFor } from '../testutil/net.js';
+import { slowUpstream } from '../testutil/upstream.js';
+import { nativeUdp } from './nativeudp.js';
 import { CorefileError } from '../corefile/ast.js';
+import { decodeMessage } from '../dns/codec.js';
 
 /** Sends raw bytes over UDP; resolves to the reply, or undefined when none comes within `ms`. */
 function udpExchange(port: number, bytes: Buffer, ms = 400): Promise<Buffer | undefined> {
@@ -108,6 +111,31 @@ a.example.org:{PORT} {
       packet: () => rawQuery({ ar: 1, name: 'x.example.org', tail: Buffer.from([0xc0, 0xff, 0, 41]) }),
       reply: { rcode: 1, qd: 1 },
     },
+    {
+      // The question's name is a pointer to offset 2 of the header, which the reply's header no
+      // longer holds: echoing it would send a message that does not parse.
+      what: 'question compressed into the header, broken additional record: FORMERR, header only',
+      packet: () => rawQuery({ ar: 1, tail: Buffer.from([0xc0, 0x02, 0, 1, 0, 1]) }),
+      reply: { rcode: 1, qd: 0 },
+    },
+    {
+      what: 'question partly compressed into the header, broken additional record: FORMERR, header only',
+      packet: () => rawQuery({ ar: 1, tail: Buffer.from([1, 0x78, 0xc0, 0x02, 0, 1, 0, 1]) }),
+      reply: { rcode: 1, qd: 0 },
+    },
+    // CoreDNS looks at the opcode before anything else: NOTIMP, whatever QDCOUNT says.
+    { what: 'opcode STATUS with QDCOUNT 0 gets NOTIMP', packet: () => rawQuery({ flags: 0x1100, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode STATUS with QDCOUNT 2 gets NOTIMP', packet: () => rawQuery({ flags: 0x1100, qd: 2, name: 'x.example.org' }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with QDCOUNT 0 gets NOTIMP', packet: () => rawQuery({ flags: 0x2000, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with QDCOUNT 2 gets NOTIMP', packet: () => rawQuery({ flags: 0x2000, qd: 2, name: 'x.example.org' }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode NOTIFY with one question gets NOTIMP echoing it', packet: () => rawQuery({ flags: 0x2400, name: 'x.example.org', qtype: 6 }), reply: { rcode: 4, qd: 1 } },
+    { what: 'opcode UPDATE with no zone gets NOTIMP', packet: () => rawQuery({ flags: 0x2800, qd: 0 }), reply: { rcode: 4, qd: 0 } },
+    { what: 'opcode UPDATE with two zones gets NOTIMP', packet: () => rawQuery({ flags: 0x2800, qd: 2, name: 'example.org' }), reply: { rcode: 4, qd: 0 } },
+    {
+      what: 'opcode UPDATE with a zone and a broken update section gets NOTIMP',
+      packet: () => rawQuery({ flags: 0x2800, an: 1, name: 'example.org', tail: Buffer.from([0xc0, 0xff]) }),
+      reply: { rcode: 4, qd: 1 },
+    },
   ];
   for (const c of rawCases) {
     test(c.what, async () => {
@@ -121,6 +149,8 @@ a.example.org:{PORT} {
       assert.equal(reply[2]! & 0x80, 0x80, 'QR set');
       assert.equal(rcodeOf(reply), c.reply.rcode);
       assert.equal(reply.readUInt16BE(4), c.reply.qd);
+      assert.equal((reply.readUInt16BE(2) >> 11) & 0xf, (c.packet().readUInt16BE(2) >> 11) & 0xf, 'opcode echoed');
+      assert.doesNotThrow(() => decodeMessage(reply), `the reply parses: ${reply.toString('hex')}`);
     });
   }
 
@@ -181,6 +211,36 @@ a.example.org:{PORT} {
   });
 });
 
+describe('a question compressed into the header', () => {
+  // ID 0x0161 and flags 0 make the header start with the name "a." (1, 'a', 0): a question that
+  // is only a pointer to offset 0 asks for it. Plugins that copy the question's bytes into their
+  // reply must not copy the pointer: the reply's header (QR, AA) no longer spells a name.
+  const query = Buffer.from('016100000001000000000000c00000010001', 'hex');
+  const setups = [
+    { what: 'hosts', plugins: 'hosts {\n        10.1.1.1 a\n    }' },
+    { what: 'cache and hosts', plugins: 'cache 30\n    hosts {\n        10.1.1.1 a\n    }' },
+  ];
+  for (const setup of setups) {
+    test(`${setup.what}: answered, with the question spelled out, twice`, async () => {
+      const s = await startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    ${setup.plugins}\n}\n`);
+      try {
+        for (let round = 0; round < 2; round++) {
+          const reply = await udpExchange(s.port, query);
+          assert.ok(reply, 'expected a reply');
+          const m = decodeMessage(reply);
+          assert.deepEqual(
+            [m.id, m.rcode, m.aa, m.questions, m.answers.map((a) => [a.name, a.data])],
+            [0x0161, 0, true, [{ name: 'a.', type: 1, class: 1 }], [['a.', { address: '10.1.1.1' }]]],
+          );
+          assert.equal(reply.subarray(12, 15).toString('hex'), '016100', 'the question is plain labels');
+        }
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});
+
 describe('reload', () => {
   test('a good Corefile replaces the answers; a bad one keeps the old config serving', async () => {
     const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  hosts {\n    10.0.0.1 r.example\n  }\n}\n`);
@@ -199,6 +259,31 @@ describe('reload', () => {
       await s.stop();
     }
   });
+});
+
+describe('a reload that retires a listener with a query in flight', () => {
+  // The answer comes after the listener's socket is closed: it is dropped, and nothing throws.
+  // CI requires the native socket; elsewhere it is tested when built.
+  const transports = nativeUdp() || process.env.CI === 'true' ? (['native', 'dgram'] as const) : (['dgram'] as const);
+  for (const udpTransport of transports) {
+    test(`over ${udpTransport}: the late answer is dropped, the new listener answers`, async () => {
+      // Slow enough that the reload is done before the answer, even on a loaded machine.
+      const slow = await slowUpstream(1500);
+      const s = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  forward . 127.0.0.1:${slow.port}\n}\n`, { udpTransport });
+      try {
+        const late = udpExchange(s.port, rawQuery({ name: 'slow.example' }), 2500);
+        await waitFor(() => slow.udpQueries > 0);
+        const next = await freePort();
+        writeFileSync(s.corefilePath, `.:${next} {\n  bind 127.0.0.1\n  hosts {\n    10.0.0.7 r.example\n  }\n}\n`);
+        assert.equal(await s.server.reload(), true);
+        assert.equal(await late, undefined, 'no answer from a closed listener');
+        assert.deepEqual(answers(await dig('r.example', 'A', { port: next })), ['A 10.0.0.7']);
+      } finally {
+        await s.stop();
+        await slow.close();
+      }
+    });
+  }
 });
 
 describe('bad Corefiles stop the start with file:line', () => {

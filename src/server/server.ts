@@ -7,7 +7,9 @@ import { loadConfig, stopPlugins, type ConfigInstance, type ListenSpec } from '.
 import { Dispatcher } from './dispatch.js';
 import { listenTcp, listenUdp, DEFAULT_TCP_LIMITS, type Listener, type TcpLimits, type UdpTransport } from './listeners.js';
 import { createLogger, type Logger } from './log.js';
+import { guardProcess } from './guard.js';
 import { counter } from './metrics.js';
+import type { Counter } from './promclient.js';
 import type { ServeOptions, ServerControl, Shared } from './plugin.js';
 
 export interface StartOptions {
@@ -134,8 +136,18 @@ export class KdnsServer implements ServerControl {
     if (previous) await stopPlugins(previous.plugins, (e) => this.log.error(`stopping retired config: ${describeError(e)}`));
   }
 
+  /** coredns_panics_total: errors recovered from, in a query's path or anywhere in the process. */
+  private panics(): Counter {
+    return counter(this.shared.metrics, 'coredns_panics_total', 'A metrics that counts the number of panics.');
+  }
+
+  /** Keeps the process alive through errors nothing caught, logging and counting them (guard.ts). */
+  guardProcess(): () => void {
+    return guardProcess((line) => this.log.error(line), this.panics());
+  }
+
   private async openListener(spec: ListenSpec): Promise<OpenListener> {
-    const panics = counter(this.shared.metrics, 'coredns_panics_total', 'A metrics that counts the number of panics.');
+    const panics = this.panics();
     const dispatcher = new Dispatcher(spec.zones, {
       onPanic: (err, req) => {
         panics.inc();

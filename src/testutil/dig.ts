@@ -42,6 +42,8 @@ export interface DigOptions {
   /** Fail fast: dig's own timeout in seconds (default 2) and tries (default 1). */
   timeout?: number;
   tries?: number;
+  /** Run dig inside this network namespace (a /proc/<pid>/ns/net path, see netns.ts). */
+  netns?: string;
 }
 
 function parseRecord(line: string): DigRecord | undefined {
@@ -99,7 +101,7 @@ export async function dig(name: string, type: string, opts: DigOptions): Promise
     ...(opts.args ?? []),
   ];
   try {
-    const { stdout } = await run('dig', args, { timeout: 15_000 });
+    const { stdout } = opts.netns ? await run('nsenter', [`--net=${opts.netns}`, 'dig', ...args], { timeout: 15_000 }) : await run('dig', args, { timeout: 15_000 });
     return parseDig(stdout);
   } catch (e) {
     const out = (e as { stdout?: string }).stdout ?? '';

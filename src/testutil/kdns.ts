@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { fileURLToPath } from 'node:url';
+import { PANIC_MARKER } from '../server/guard.js';
 
 const fromSource = import.meta.url.endsWith('.ts');
 const mainURL = new URL(fromSource ? '../cli/main.ts' : '../cli/main.js', import.meta.url);
@@ -41,9 +42,27 @@ export function runKdns(args: readonly string[], opts: { timeoutMs?: number; env
   });
 }
 
-/** Starts a long-running `kdns args…`; its output is collected in `output()`. */
-export function startKdns(args: readonly string[]): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
-  const child = spawn(process.execPath, kdnsCommand(args), { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Throws when a kdns child's output shows its process guard caught an error: the guard keeps
+ * kdns alive in production, but in a test that error is a bug to see.
+ */
+export function assertNoPanic(output: string): void {
+  if (output.includes(PANIC_MARKER)) throw new Error(`kdns recovered from an error nothing caught (a bug):\n${output}`);
+}
+
+export interface StartKdnsOptions {
+  /** Arguments for node before kdns's own (e.g. --import of a fault to inject). */
+  nodeArgs?: readonly string[];
+  /** The test provokes a panic on purpose: stop() does not fail on one. */
+  allowPanics?: boolean;
+}
+
+/**
+ * Starts a long-running `kdns args…`; its output is collected in `output()`. `stop()` fails when
+ * the process guard caught an error (see assertNoPanic).
+ */
+export function startKdns(args: readonly string[], opts: StartKdnsOptions = {}): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...kdnsCommand(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
@@ -56,6 +75,7 @@ export function startKdns(args: readonly string[]): { child: ChildProcess; outpu
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timer);
+      if (!opts.allowPanics) assertNoPanic(out);
     },
   };
 }

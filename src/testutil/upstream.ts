@@ -52,6 +52,8 @@ export interface NamedOptions {
    * upstream fills them. "no-auth-recursive" is BIND's own default.
    */
   minimalResponses?: 'no' | 'yes' | 'no-auth' | 'no-auth-recursive';
+  /** Run named inside this network namespace (a /proc/<pid>/ns/net path, see netns.ts). */
+  netns?: string;
 }
 
 /** A running named; `stop()` kills it, `start()` brings it back on the same ports. */
@@ -121,7 +123,9 @@ ${zoneDecls.join('\n')}
   /** Starts named and resolves once it has loaded its zones and opened its listeners. */
   async start(timeoutMs = 10_000): Promise<void> {
     if (this.child) return;
-    const child = spawn('named', ['-g', '-n', '1', '-c', join(this.dir, 'named.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const args = ['-g', '-n', '1', '-c', join(this.dir, 'named.conf')];
+    // nsenter execs named, so killing the child kills named.
+    const child = this.opts.netns ? spawn('nsenter', [`--net=${this.opts.netns}`, 'named', ...args], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn('named', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     let partial = '';
     let ready!: () => void;

@@ -64,11 +64,11 @@ describe('cache entries', () => {
   }
 
   const answers: Array<{ what: string; req: DnsRequest; at: number; keepTtl?: boolean; want: { id: number; rd: boolean; aa: boolean; name: string; ttls: number[]; edns?: { do: boolean } } }> = [
-    { what: 'same second: full TTL', req: request(N, { id: 4242 }), at: 1_000_999, want: { id: 4242, rd: true, aa: false, name: N, ttls: [300, 300, 300] } },
-    { what: 'TTL counts down by whole seconds', req: request('WWW.Example.TEST.', { id: 9, rd: false }), at: 1_061_500, want: { id: 9, rd: false, aa: false, name: 'WWW.Example.TEST.', ttls: [239, 239, 239] } },
-    { what: 'keepttl serves the stored TTL', req: request(N), at: 1_200_000, keepTtl: true, want: { id: 1, rd: true, aa: false, name: N, ttls: [300, 300, 300] } },
-    { what: 'expired (stale): TTL 0', req: request(N), at: 1_400_000, want: { id: 1, rd: true, aa: false, name: N, ttls: [0, 0, 0] } },
-    { what: 'EDNS client gets an OPT with DO echoed', req: request(N, { edns: true, dnssecOk: true }), at: 1_000_000, want: { id: 1, rd: true, aa: false, name: N, ttls: [300, 300, 300], edns: { do: true } } },
+    { what: 'same second: full TTL', req: request(N, { id: 4242 }), at: 1_000_999, want: { id: 4242, rd: true, aa: true, name: N, ttls: [300, 300, 300] } },
+    { what: 'TTL counts down by whole seconds', req: request('WWW.Example.TEST.', { id: 9, rd: false }), at: 1_061_500, want: { id: 9, rd: false, aa: true, name: 'WWW.Example.TEST.', ttls: [239, 239, 239] } },
+    { what: 'keepttl serves the stored TTL', req: request(N), at: 1_200_000, keepTtl: true, want: { id: 1, rd: true, aa: true, name: N, ttls: [300, 300, 300] } },
+    { what: 'expired (stale): TTL 0', req: request(N), at: 1_400_000, want: { id: 1, rd: true, aa: true, name: N, ttls: [0, 0, 0] } },
+    { what: 'EDNS client gets an OPT with DO echoed', req: request(N, { edns: true, dnssecOk: true }), at: 1_000_000, want: { id: 1, rd: true, aa: true, name: N, ttls: [300, 300, 300], edns: { do: true } } },
   ];
   for (const c of answers) {
     it(`hit: ${c.what}`, () => {

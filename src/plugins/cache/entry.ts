@@ -18,7 +18,7 @@ export interface CacheEntry {
   /** Lower-case question name. */
   name: string;
   kind: EntryKind;
-  /** The reply without OPT, ID 0, AA clear, every TTL set to `ttl`. */
+  /** The reply without OPT, ID 0, AA set, every TTL set to `ttl`. */
   wire: Buffer;
   /** Offset of each record's TTL field in `wire`. */
   ttlOffsets: Uint16Array;
@@ -45,7 +45,7 @@ export interface CacheEntry {
 /** How a reply is cached, as CoreDNS's response.Typify sorts them. */
 export type Classification = EntryKind | 'servfail' | 'uncacheable';
 
-const FLAG_AA_BYTE2 = 0x04;
+export const FLAG_AA_BYTE2 = 0x04;
 const OPCODE_MASK_BYTE2 = 0x78;
 
 export function classify(rcode: number, scan: ScannedMessage): Classification {
@@ -136,7 +136,9 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
   const wire = keep(bytes.subarray(0, length));
   if (scan.opt) writeU16(wire, 10, readU16(wire, 10) - 1);
   writeU16(wire, 0, 0);
-  wire[2] = (wire[2] as number) & ~FLAG_AA_BYTE2;
+  // Hits are authoritative, as CoreDNS's are: some stub resolvers (older glibc) throw away a
+  // whole reply without AA, and kubernetes's own answers must not lose it by being stored.
+  wire[2] = (wire[2] as number) | FLAG_AA_BYTE2;
   const ttlOffsets = new Uint16Array(scan.records.length);
   scan.records.forEach((r, i) => {
     ttlOffsets[i] = r.typeAt + 4;

@@ -10,7 +10,7 @@ import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { responseLimit } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { answerFrom, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
+import { answerFrom, FLAG_AA_BYTE2, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
 import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
 import { coarseNow } from './clock.js';
@@ -171,7 +171,10 @@ export class CachePlugin implements Plugin {
       writeTtls(reply.wire, e.ttlOffsets, e.ttl);
       return reply;
     }
-    return Reply.fromWire(answerFrom(e, req, now, true), e.rcode);
+    // The client that caused the store gets the answer as the plugin behind made it, AA included.
+    const out = answerFrom(e, req, now, true);
+    if (!reply.view().aa) out[2] = (out[2] as number) & ~FLAG_AA_BYTE2;
+    return Reply.fromWire(out, e.rcode);
   }
 
   /**

@@ -4,6 +4,8 @@
 // upstream failed goes to the next one while the request deadline lasts, so clients see
 // SERVFAIL only when no upstream could answer.
 import { DnsClient, type Proto } from '../../dnsclient/client.js';
+import { ExchangeError } from '../../dnsclient/errors.js';
+import { isWellFormedMessage } from '../../dns/codec.js';
 import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../dns/wire.js';
 import { isSubdomain, nameToWire } from '../../dns/name.js';
 import { RCode, RRType, DnsClass } from '../../dns/types.js';
@@ -210,6 +212,9 @@ export class Forwarder implements Plugin {
       wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - spent));
     }
     u.cells.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    // The reply goes to the client as it came: one that does not parse is a failed exchange
+    // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
+    if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
     return wire;
   }
 

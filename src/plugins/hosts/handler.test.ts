@@ -87,7 +87,13 @@ test('hosts answers', async () => {
     { name: 'PTR of an address only an out-of-zone name has goes on', q: ['9.9.9.10.in-addr.arpa.', RRType.PTR], want: 'next' },
     { name: 'PTR of an unknown address goes on', q: ['7.7.7.7.in-addr.arpa.', RRType.PTR], want: 'next' },
     { name: 'no_reverse: PTR goes on', config: { autoReverse: false }, q: ['1.0.0.10.in-addr.arpa.', RRType.PTR], want: 'next' },
-    { name: 'CH class goes on', q: ['web.example.org.', RRType.A, DnsClass.CH], want: 'next' },
+    // As CoreDNS: the class is not looked at (the server refuses other classes unless chaos or forward is loaded).
+    {
+      name: 'CH class is answered from the same data',
+      q: ['web.example.org.', RRType.A, DnsClass.CH],
+      want: '0 qr aa rd cd | web.example.org. 3600 1 {"address":"10.0.0.1"} | web.example.org. 3600 1 {"address":"10.0.0.2"}',
+    },
+    { name: 'ANY class, unknown name in the zone is NXDOMAIN', q: ['nope.example.org.', RRType.A, 255], want: '3 qr aa rd cd' },
     { name: 'ttl option', config: { ttl: 60 }, q: ['six.example.org.', RRType.AAAA], want: '0 qr aa rd cd | six.example.org. 60 28 {"address":"2001:db8::1"}' },
   ];
   for (const c of cases) {

@@ -67,7 +67,9 @@ export class HostsPlugin implements Plugin {
 
   serve(req: DnsRequest, next: Next): ReturnType<Next> {
     const q = req.query;
-    if (q.qclass !== DnsClass.IN || q.qdcount !== 1) return next(req);
+    // Any class is answered as IN, as CoreDNS does (the server refuses other classes unless
+    // chaos or forward opened it to them).
+    if (q.qdcount !== 1) return next(req);
     const index = this.index;
     if (q.qtype === RRType.PTR) {
       // PTR is answered for any reverse name we know, whatever the zones, and passed on

@@ -56,8 +56,9 @@ export class KubernetesPlugin implements Plugin {
   }
 
   serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
+    // Any class is answered from the cluster's (IN) data, as CoreDNS does; the server refuses
+    // other classes before they get here unless chaos or forward opened it to them.
     const q = req.query;
-    if (q.qclass !== DnsClass.IN) return next(req);
     const name = q.name;
     const zone = matchZone(this.zoneSuffixes, name);
     if (zone === undefined) return next(req);
