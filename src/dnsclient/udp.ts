@@ -59,7 +59,7 @@ class UdpChannel {
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
-    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => this.settled());
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled);
     if (this.connected) this.send(wire);
     else void this.connecting.then(() => this.send(wire));
     return reply;
@@ -88,9 +88,9 @@ class UdpChannel {
     if (this.pending.size === 0) this.close();
   }
 
-  private settled(): void {
+  private readonly onSettled = (): void => {
     if (this.retiring && this.pending.size === 0) this.close();
-  }
+  };
 
   close(): void {
     if (this.closed) return;
