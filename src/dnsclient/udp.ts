@@ -5,7 +5,18 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { describeSocketError } from './errors.js';
+import { NativeUdpChannel } from './nativechannel.js';
 import { MAX_IN_FLIGHT_PER_SOCKET, PendingQueries } from './pending.js';
+import { nativeUdp } from '../server/nativeudp.js';
+
+/** What UdpTransport needs of a channel: dgram's (below) or the native socket's. */
+interface Channel {
+  readonly closed: boolean;
+  readonly openedAt: number;
+  readonly inFlight: number;
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer>;
+  retire(): void;
+}
 
 export interface ConnStats {
   /** Exchanges that found an open socket or connection to use. */
@@ -20,7 +31,7 @@ export interface ConnCounters {
   miss: { inc(): void };
 }
 
-class UdpChannel {
+class UdpChannel implements Channel {
   private readonly socket: dgram.Socket;
   private readonly pending: PendingQueries;
   private connected = false;
@@ -106,7 +117,7 @@ class UdpChannel {
 
 export class UdpTransport {
   readonly stats: ConnStats = { hits: 0, misses: 0 };
-  private current?: UdpChannel;
+  private current?: Channel;
   private lastUsed = 0;
   private idleTimer?: NodeJS.Timeout;
 
@@ -125,7 +136,7 @@ export class UdpTransport {
     let ch = this.current;
     if (!ch || ch.closed || now - ch.openedAt >= this.expireMs || ch.inFlight >= MAX_IN_FLIGHT_PER_SOCKET) {
       ch?.retire();
-      ch = new UdpChannel(this.host, this.port, this.upstream);
+      ch = this.open();
       this.current = ch;
       this.stats.misses++;
       this.counters?.miss.inc();
@@ -137,6 +148,15 @@ export class UdpTransport {
     const reply = ch.exchange(query, questionEnd, timeoutMs);
     if (this.expireMs === 0) ch.retire();
     return reply;
+  }
+
+  /**
+   * The native batched socket when the addon is there (KDNS_UDP=dgram or no addon: node:dgram).
+   * A socket per query (expire 0) gains nothing from batching, so it stays on dgram.
+   */
+  private open(): Channel {
+    const addon = this.expireMs > 0 ? nativeUdp() : null;
+    return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream) : new UdpChannel(this.host, this.port, this.upstream);
   }
 
   /** Closes the socket when nothing used it for `expireMs`, so idle upstreams hold no descriptors. */
