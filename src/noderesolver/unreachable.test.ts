@@ -24,9 +24,7 @@ describe('node-resolver with a nameserver it cannot reach', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'kdns-noderesolver-'));
 
   before(async () => {
-    ns = await Netns.create();
-    ns.must(['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
-    ns.must(['sysctl', '-qw', 'net.ipv6.conf.lo.disable_ipv6=1']);
+    ns = await Netns.create({ ipv6: false });
   });
   after(() => ns?.dispose());
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dig } from '../testutil/dig.js';
-import { kdnsCommand, startKdns } from '../testutil/kdns.js';
+import { startKdns } from '../testutil/kdns.js';
 import { freePort, waitFor } from '../testutil/net.js';
 import { PANIC_MARKER } from './guard.js';
 

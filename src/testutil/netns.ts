@@ -37,8 +37,11 @@ export class Netns {
     readonly path: string,
   ) {}
 
-  /** A fresh namespace with `lo` up. */
-  static async create(): Promise<Netns> {
+  /**
+   * A fresh namespace with `lo` up; `ipv6: false` switches IPv6 off in it, as on an IPv4-only
+   * node (IPv6 sockets open, but no address or route: connect fails with EADDRNOTAVAIL).
+   */
+  static async create(opts: { ipv6?: boolean } = {}): Promise<Netns> {
     // A process that only holds the namespace open; everything else joins it with nsenter.
     const holder = spawn('unshare', ['--net', '--', 'sleep', '3600'], { stdio: 'ignore' });
     const own = readlinkSync('/proc/self/ns/net');
@@ -52,6 +55,10 @@ export class Netns {
     });
     const ns = new Netns(holder, path);
     ns.must(['ip', 'link', 'set', 'lo', 'up']);
+    if (opts.ipv6 === false) {
+      ns.must(['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
+      ns.must(['sysctl', '-qw', 'net.ipv6.conf.lo.disable_ipv6=1']);
+    }
     return ns;
   }
 

@@ -43,6 +43,8 @@ interface Case {
   /** Extra plugin lines before forward. */
   extra?: string;
   want: 'SERVFAIL' | 'NOERROR';
+  /** Text of a resolv.conf that RESOLV_CONF in `forward` stands for. */
+  resolvConf?: string;
   /** The upstream that cannot be reached, as the `to` label names it. */
   unreachable: string;
 }
@@ -62,6 +64,15 @@ const cases: Case[] = [
     unreachable: '[2001:db8::1]:53',
   },
   {
+    // The node's resolv.conf, as on many IPv4-only nodes: an IPv6 nameserver listed first.
+    what: 'a resolv.conf whose first nameserver is IPv6, on an IPv4-only node',
+    space: 'v4only',
+    forward: 'RESOLV_CONF {\n    policy sequential\n  }',
+    resolvConf: 'nameserver 2001:db8::53\nnameserver 127.0.0.1\n',
+    want: 'NOERROR',
+    unreachable: '[2001:db8::53]:53',
+  },
+  {
     what: 'upstreams with no route before one that answers, over TCP',
     space: 'dual',
     forward: '192.0.2.1 2001:db8::1 NAMED {\n    policy sequential\n    force_tcp\n  }',
@@ -74,14 +85,13 @@ describe('forward to upstreams that cannot be reached', { skip }, () => {
   const spaces = new Map<Space, Netns>();
   const nameds: NamedUpstream[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'kdns-unreachable-'));
-  const NAMED_PORT = 5300;
+  // The namespaces are the test's own: the working upstream can take the standard port.
+  const NAMED_PORT = 53;
 
   before(async () => {
     const dual = await Netns.create();
     dual.must(['ip', 'route', 'add', 'unreachable', '198.51.100.0/24']);
-    const v4only = await Netns.create();
-    v4only.must(['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
-    v4only.must(['sysctl', '-qw', 'net.ipv6.conf.lo.disable_ipv6=1']);
+    const v4only = await Netns.create({ ipv6: false });
     spaces.set('dual', dual);
     spaces.set('v4only', v4only);
     for (const ns of spaces.values()) {
@@ -101,7 +111,9 @@ describe('forward to upstreams that cannot be reached', { skip }, () => {
       const ns = spaces.get(c.space) as Netns;
       const port = nextPort++;
       const corefile = join(dir, `Corefile.${port}`);
-      const forward = c.forward.replace('NAMED', `127.0.0.1:${NAMED_PORT}`);
+      const resolvConf = join(dir, `resolv.conf.${port}`);
+      if (c.resolvConf) writeFileSync(resolvConf, c.resolvConf);
+      const forward = c.forward.replace('NAMED', `127.0.0.1:${NAMED_PORT}`).replace('RESOLV_CONF', resolvConf);
       writeFileSync(corefile, `.:${port} {\n  bind 127.0.0.1\n  prometheus 127.0.0.1:${port + 8000}\n${c.extra ? `${c.extra}\n` : ''}  forward . ${forward}\n}\n`);
       const kdns: NsProcess = ns.kdns(['serve', '--conf', corefile]);
       try {
