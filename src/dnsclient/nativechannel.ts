@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { constants } from 'node:os';
 import { describeSocketError, ExchangeError } from './errors.js';
-import { PendingQueries } from './pending.js';
+import { UdpChannelBase } from './channel.js';
 import type { NativeSocket, NativeUdp } from '../server/nativeudp.js';
 
 const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n, name]));
@@ -46,25 +46,21 @@ function sharedBuffers(addon: NativeUdp): Shared {
   return shared;
 }
 
-export class NativeUdpChannel {
-  private readonly pending: PendingQueries;
+export class NativeUdpChannel extends UdpChannelBase {
   private readonly socket: NativeSocket | undefined;
   private readonly buffers: Shared;
   /** Why the socket could not be opened or connected; every exchange then fails with it. */
   private readonly failure: ExchangeError | undefined;
   /** Queries waiting for this turn's sendBatch. */
   private queued: Buffer[] = [];
-  private retiring = false;
-  closed = false;
-  readonly openedAt = Date.now();
 
   constructor(
     private readonly addon: NativeUdp,
     host: string,
     port: number,
-    private readonly upstream: string,
+    upstream: string,
   ) {
-    this.pending = new PendingQueries('udp', upstream);
+    super(upstream);
     this.buffers = sharedBuffers(addon);
     const v6 = net.isIPv6(host);
     let socket: NativeSocket | undefined;
@@ -83,10 +79,6 @@ export class NativeUdpChannel {
       this.failure = new ExchangeError(kind, 'udp', upstream, detail);
       this.close();
     }
-  }
-
-  get inFlight(): number {
-    return this.pending.size;
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
@@ -138,21 +130,12 @@ export class NativeUdpChannel {
     }
   };
 
-  /** Takes no new queries; closes once the ones in flight are settled. */
-  retire(): void {
-    this.retiring = true;
-    if (this.pending.size === 0) this.close();
+  override close(): void {
+    this.flush();
+    super.close();
   }
 
-  private readonly onSettled = (): void => {
-    if (this.retiring && this.pending.size === 0) this.close();
-  };
-
-  close(): void {
-    if (this.closed) return;
-    this.flush();
-    this.closed = true;
-    this.pending.failAll('shutdown', 'client closed');
+  protected release(): void {
     if (this.socket) this.addon.close(this.socket);
   }
 }

@@ -6,17 +6,9 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { describeSocketError } from './errors.js';
 import { NativeUdpChannel } from './nativechannel.js';
-import { MAX_IN_FLIGHT_PER_SOCKET, PendingQueries } from './pending.js';
+import { MAX_IN_FLIGHT_PER_SOCKET } from './pending.js';
+import { UdpChannelBase } from './channel.js';
 import { nativeUdp } from '../server/nativeudp.js';
-
-/** What UdpTransport needs of a channel: dgram's (below) or the native socket's. */
-interface Channel {
-  readonly closed: boolean;
-  readonly openedAt: number;
-  readonly inFlight: number;
-  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer>;
-  retire(): void;
-}
 
 export interface ConnStats {
   /** Exchanges that found an open socket or connection to use. */
@@ -31,17 +23,13 @@ export interface ConnCounters {
   miss: { inc(): void };
 }
 
-class UdpChannel implements Channel {
+class UdpChannel extends UdpChannelBase {
   private readonly socket: dgram.Socket;
-  private readonly pending: PendingQueries;
   private connected = false;
   private readonly connecting: Promise<void>;
-  private retiring = false;
-  closed = false;
-  readonly openedAt = Date.now();
 
   constructor(host: string, port: number, upstream: string) {
-    this.pending = new PendingQueries('udp', upstream);
+    super(upstream);
     this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
     this.socket.on('message', (msg) => this.pending.deliver(msg));
     this.socket.on('error', (e) => {
@@ -63,10 +51,6 @@ class UdpChannel implements Channel {
         resolve();
       });
     });
-  }
-
-  get inFlight(): number {
-    return this.pending.size;
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
@@ -93,20 +77,7 @@ class UdpChannel implements Channel {
     this.close();
   }
 
-  /** Takes no new queries; closes once the ones in flight are settled. */
-  retire(): void {
-    this.retiring = true;
-    if (this.pending.size === 0) this.close();
-  }
-
-  private readonly onSettled = (): void => {
-    if (this.retiring && this.pending.size === 0) this.close();
-  };
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.pending.failAll('shutdown', 'client closed');
+  protected release(): void {
     try {
       this.socket.close();
     } catch {
@@ -117,7 +88,7 @@ class UdpChannel implements Channel {
 
 export class UdpTransport {
   readonly stats: ConnStats = { hits: 0, misses: 0 };
-  private current?: Channel;
+  private current?: UdpChannelBase;
   private lastUsed = 0;
   private idleTimer?: NodeJS.Timeout;
 
@@ -154,7 +125,7 @@ export class UdpTransport {
    * The native batched socket when the addon is there (KDNS_UDP=dgram or no addon: node:dgram).
    * A socket per query (expire 0) gains nothing from batching, so it stays on dgram.
    */
-  private open(): Channel {
+  private open(): UdpChannelBase {
     const addon = this.expireMs > 0 ? nativeUdp() : null;
     return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream) : new UdpChannel(this.host, this.port, this.upstream);
   }
