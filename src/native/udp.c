@@ -312,6 +312,28 @@ static udp_socket *socket_call(napi_env env, napi_callback_info info, size_t wan
   return unwrap(env, argv[0]);
 }
 
+// Sends smsg[0..count) with as few sendmmsg calls as the kernel allows. Adds the datagrams
+// that did not leave to *failed; returns the errno of the first failure, or 0.
+static int send_prepared(udp_socket *s, int count, int *failed) {
+  int first_error = 0, sent = 0;
+  while (sent < count) {
+    int n = sendmmsg(s->fd, s->smsg + sent, (unsigned)(count - sent), MSG_DONTWAIT);
+    if (n > 0) {
+      sent += n;
+      continue;
+    }
+    int err = errno ? errno : EIO;
+    if (first_error == 0) first_error = err;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      *failed += count - sent;  // the send buffer is full: UDP drops, the client retries
+      break;
+    }
+    (*failed)++;  // this datagram was refused (e.g. an ICMP error pending); go on with the next
+    sent++;
+  }
+  return first_error;
+}
+
 // flush(socket, count): sends the count replies described by txmeta in one sendmmsg.
 // Returns how many could not be sent (send buffer full, or the kernel refused one).
 static napi_value udp_flush(napi_env env, napi_callback_info info) {
@@ -334,20 +356,7 @@ static napi_value udp_flush(napi_env env, napi_callback_info info) {
       s->smsg[i].msg_hdr.msg_iov = &s->siov[i];
       s->smsg[i].msg_hdr.msg_iovlen = 1;
     }
-    int sent = 0;
-    while (sent < count) {
-      int n = sendmmsg(s->fd, s->smsg + sent, (unsigned)(count - sent), MSG_DONTWAIT);
-      if (n > 0) {
-        sent += n;
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        failed += count - sent;  // the send buffer is full: UDP drops, the client retries
-        break;
-      }
-      failed++;  // this datagram was refused (e.g. an ICMP error pending); go on with the next
-      sent++;
-    }
+    send_prepared(s, count, &failed);
   }
   napi_value out;
   napi_create_int32(env, failed, &out);
@@ -387,17 +396,8 @@ static napi_value udp_send_batch(napi_env env, napi_callback_info info) {
       s->smsg[i].msg_hdr.msg_iov = &s->siov[i];
       s->smsg[i].msg_hdr.msg_iovlen = 1;
     }
-    int sent = 0;
-    while (sent < count) {
-      int n = sendmmsg(s->fd, s->smsg + sent, (unsigned)(count - sent), MSG_DONTWAIT);
-      if (n > 0) {
-        sent += n;
-        continue;
-      }
-      if (first_error == 0) first_error = errno ? errno : EIO;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // send buffer full: UDP drops
-      sent++;  // this datagram was refused; go on with the next
-    }
+    int failed = 0;
+    first_error = send_prepared(s, count, &failed);
   }
   napi_value out;
   napi_create_int32(env, first_error, &out);
