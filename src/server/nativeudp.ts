@@ -49,7 +49,9 @@ export function nativeUdp(): NativeUdp | null {
   if (process.env.KDNS_UDP === 'dgram' || process.platform !== 'linux') return loaded;
   try {
     const require = createRequire(import.meta.url);
-    loaded = require('../../build/kdns_udp.node') as NativeUdp;
+    const addon = require('../../build/kdns_udp.node') as Partial<NativeUdp>;
+    // A build from an older kdns (before sendBatch/connect): dgram rather than a missing function.
+    loaded = typeof addon.sendBatch === 'function' && typeof addon.connect === 'function' ? (addon as NativeUdp) : null;
   } catch {
     loaded = null;
   }
