@@ -3,7 +3,9 @@
 # environment, listen on 127.0.0.1:$BENCH_PORT only, exec the server in the foreground).
 #   KDNS_MODE=kubernetes (default for auth): the kubernetes plugin over $BENCH_DATA/cluster/
 #   KDNS_MODE=hosts      (auth): the hosts plugin over a 10,000-name hosts file made from the fixture
-#   fwd workload:        forward to 127.0.0.1:$BENCH_UPSTREAM_PORT with cache
+#   fwd/miss workloads:  forward to 127.0.0.1:$BENCH_UPSTREAM_PORT with cache
+#   KDNS_MODE=k8s        (fwd/miss): the stock Kubernetes Corefile (errors, kubernetes, prometheus,
+#                        forward with max_concurrent, cache, loop, loadbalance)
 # KDNS_NODE_FLAGS: node flags kdns is run with (default: the ones kdns ships with, see README).
 # KDNS_PLUGINS adds directives (e.g. "prometheus 127.0.0.1:19153") to measure their cost.
 set -euo pipefail
@@ -40,6 +42,29 @@ CONF
     fi
     ;;
   fwd)
+    if [ "$mode" = k8s ]; then
+      # The stock Kubernetes Corefile (kubeadm's coredns ConfigMap), its upstream the bench's.
+      cat > "$conf" <<CONF
+.:$BENCH_PORT {
+    bind 127.0.0.1
+    errors
+    $extra
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        manifests $BENCH_DATA/cluster
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 30
+    }
+    prometheus 127.0.0.1:$((BENCH_PORT + 1000))
+    forward . 127.0.0.1:${BENCH_UPSTREAM_PORT:?} {
+        max_concurrent 1000
+    }
+    cache 30
+    loop
+    loadbalance
+}
+CONF
+    else
     cat > "$conf" <<CONF
 .:$BENCH_PORT {
     bind 127.0.0.1
@@ -48,6 +73,7 @@ CONF
     cache 30
 }
 CONF
+    fi
     ;;
   *) exit 3 ;;
 esac

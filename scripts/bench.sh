@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # npm run bench: kdns against its peers (../shared/bench), every server in the same session,
 # then a Markdown summary with QPS, CPU µs/query and RSS side by side.
-#   REPS [1]  DURATION [15]  WORKLOADS ["auth fwd"]  PEERS ["minimal dnsmasq unbound kresd named"]
-#   KDNS_VARIANTS ["kubernetes hosts"] (auth variants; fwd always runs one kdns)
+#   REPS [1]  DURATION [15]  WORKLOADS ["auth fwd miss"]  PEERS ["minimal dnsmasq unbound kresd named"]
+#   KDNS_VARIANTS ["kubernetes hosts"] (auth variants; fwd runs kdns with forward + cache,
+#   miss that and kdns-k8s, the stock Kubernetes Corefile)
 # Needs root for the network namespace and pinning; installs the peers with ../shared/bench/setup.sh.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +14,7 @@ if [ ! -f "$bench/data/meta.json" ] || ! command -v dnsperf >/dev/null; then
   (cd "$bench" && ./setup.sh) || { echo "bench: setup.sh failed" >&2; exit 1; }
 fi
 REPS="${REPS:-1}"
-WORKLOADS="${WORKLOADS:-auth fwd}"
+WORKLOADS="${WORKLOADS:-auth fwd miss}"
 PEERS="${PEERS:-minimal dnsmasq unbound kresd named}"
 VARIANTS="${KDNS_VARIANTS:-kubernetes hosts}"
 mkdir -p "$here/.bench"
@@ -35,6 +36,10 @@ for rep in $(seq 1 "$REPS"); do
     else
       echo "== rep $rep: kdns $wl" >&2
       "$bench/run.sh" kdns "$wl" "$PORT" "$here/scripts/bench-kdns.sh" || echo "bench: kdns $wl failed" >&2
+      if [ "$wl" = miss ]; then
+        echo "== rep $rep: kdns-k8s $wl" >&2
+        "$bench/run.sh" kdns-k8s "$wl" "$PORT" env KDNS_MODE=k8s "$here/scripts/bench-kdns.sh" || echo "bench: kdns-k8s $wl failed" >&2
+      fi
     fi
   done
 done

@@ -72,6 +72,8 @@ describe('DnsClient against named', { skip }, () => {
 
   const reuse: Array<{ proto: Proto; tls: boolean; sequential: number; concurrent: number; hits: number; misses: number }> = [
     { proto: 'udp', tls: false, sequential: 5, concurrent: 0, hits: 4, misses: 1 },
+    // More than one batch of the native socket (64) in flight at once, all on one socket.
+    { proto: 'udp', tls: false, sequential: 0, concurrent: 200, hits: 199, misses: 1 },
     { proto: 'tcp', tls: false, sequential: 3, concurrent: 0, hits: 2, misses: 1 },
     // Pipelining: 20 queries at once share one connection.
     { proto: 'tcp', tls: false, sequential: 0, concurrent: 20, hits: 19, misses: 1 },

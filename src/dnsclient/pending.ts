@@ -1,18 +1,21 @@
 // Queries waiting for their reply on one socket or connection, keyed by the ID we gave them on
 // the wire. Shared by the UDP and stream transports, which differ only in how bytes move.
+import { DeadlineQueue, type Deadline } from './deadlines.js';
 import { ExchangeError, type ExchangeFailure } from './errors.js';
 import { freeId } from './ids.js';
 import { HEADER_SIZE, isResponse, readU16, sameQuestion, writeU16 } from '../dns/wire.js';
 
-interface Waiting {
-  resolve(reply: Buffer): void;
-  reject(err: ExchangeError): void;
+interface Waiting extends Deadline {
+  id: number;
+  resolve: (reply: Buffer) => void;
+  reject: (err: ExchangeError) => void;
   /** The query as sent (our ID), kept to check the reply's question. */
   sent: Buffer;
   questionEnd: number;
   /** The caller's ID, put back on the reply. */
   callerId: number;
-  timer: NodeJS.Timeout;
+  timeoutMs: number;
+  onSettled: () => void;
 }
 
 /** Above this many queries in flight a transport opens another socket rather than share IDs thinner. */
@@ -20,6 +23,11 @@ export const MAX_IN_FLIGHT_PER_SOCKET = 8192;
 
 export class PendingQueries {
   private readonly waiting = new Map<number, Waiting>();
+  private readonly deadlines = new DeadlineQueue<Waiting>((w) => {
+    this.waiting.delete(w.id);
+    w.reject(new ExchangeError('timeout', this.proto, this.upstream, `no reply within ${w.timeoutMs} ms`));
+    w.onSettled();
+  });
 
   constructor(
     private readonly proto: string,
@@ -32,35 +40,34 @@ export class PendingQueries {
 
   /**
    * Registers a query and returns the bytes to send (a copy of `query` under a fresh ID) and the
-   * promise of its reply. The timer starts now, so connecting counts against the same budget.
+   * promise of its reply. The clock starts now, so connecting counts against the same budget.
+   * `onSettled` runs after the query is answered, fails or times out.
    */
   add(query: Uint8Array, questionEnd: number, timeoutMs: number, onSettled: () => void): { wire: Buffer; reply: Promise<Buffer> } {
     const id = freeId(this.waiting);
     const wire = Buffer.allocUnsafe(query.length);
     wire.set(query);
     writeU16(wire, 0, id);
-    const reply = new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.waiting.get(id)?.timer !== timer) return;
-        this.waiting.delete(id);
-        reject(new ExchangeError('timeout', this.proto, this.upstream, `no reply within ${timeoutMs} ms`));
-        onSettled();
-      }, timeoutMs);
-      this.waiting.set(id, {
-        resolve: (r) => {
-          resolve(r);
-          onSettled();
-        },
-        reject: (e) => {
-          reject(e);
-          onSettled();
-        },
-        sent: wire,
-        questionEnd,
-        callerId: readU16(query, 0),
-        timer,
-      });
+    let resolve!: (reply: Buffer) => void;
+    let reject!: (err: ExchangeError) => void;
+    const reply = new Promise<Buffer>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
+    const w: Waiting = {
+      deadline: Date.now() + timeoutMs,
+      done: false,
+      id,
+      resolve,
+      reject,
+      sent: wire,
+      questionEnd,
+      callerId: readU16(query, 0),
+      timeoutMs,
+      onSettled,
+    };
+    this.waiting.set(id, w);
+    this.deadlines.add(w);
     return { wire, reply };
   }
 
@@ -76,10 +83,10 @@ export class PendingQueries {
     if (!w) return false;
     // A reply without a question (FORMERR, NOTIMP from some servers) can only be matched by ID.
     if (readU16(msg, 4) !== 0 && !sameQuestion(w.sent, w.questionEnd, msg)) return false;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
+    this.settle(w);
     writeU16(msg, 0, w.callerId);
     w.resolve(msg);
+    w.onSettled();
     return true;
   }
 
@@ -88,18 +95,26 @@ export class PendingQueries {
     const id = readU16(wire, 0);
     const w = this.waiting.get(id);
     if (!w || w.sent !== wire) return;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
+    this.settle(w);
     w.reject(new ExchangeError(kind, this.proto, this.upstream, detail));
+    w.onSettled();
   }
 
   /** Fails every query in flight. `kindOf` may pick a kind per query (see stream.ts). */
   failAll(kind: ExchangeFailure | ((sent: Buffer) => ExchangeFailure), detail: string): void {
     const all = [...this.waiting.values()];
     this.waiting.clear();
+    this.deadlines.clear();
     for (const w of all) {
-      clearTimeout(w.timer);
+      w.done = true;
       w.reject(new ExchangeError(typeof kind === 'function' ? kind(w.sent) : kind, this.proto, this.upstream, detail));
+      w.onSettled();
     }
+  }
+
+  private settle(w: Waiting): void {
+    this.waiting.delete(w.id);
+    w.done = true;
+    this.deadlines.trim();
   }
 }

@@ -5,7 +5,10 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { describeSocketError } from './errors.js';
-import { MAX_IN_FLIGHT_PER_SOCKET, PendingQueries } from './pending.js';
+import { NativeUdpChannel } from './nativechannel.js';
+import { MAX_IN_FLIGHT_PER_SOCKET } from './pending.js';
+import { UdpChannelBase } from './channel.js';
+import { nativeUdp } from '../server/nativeudp.js';
 
 export interface ConnStats {
   /** Exchanges that found an open socket or connection to use. */
@@ -20,17 +23,13 @@ export interface ConnCounters {
   miss: { inc(): void };
 }
 
-class UdpChannel {
+class UdpChannel extends UdpChannelBase {
   private readonly socket: dgram.Socket;
-  private readonly pending: PendingQueries;
   private connected = false;
   private readonly connecting: Promise<void>;
-  private retiring = false;
-  closed = false;
-  readonly openedAt = Date.now();
 
   constructor(host: string, port: number, upstream: string) {
-    this.pending = new PendingQueries('udp', upstream);
+    super(upstream);
     this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
     this.socket.on('message', (msg) => this.pending.deliver(msg));
     this.socket.on('error', (e) => {
@@ -54,12 +53,8 @@ class UdpChannel {
     });
   }
 
-  get inFlight(): number {
-    return this.pending.size;
-  }
-
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
-    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => this.settled());
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled);
     if (this.connected) this.send(wire);
     else void this.connecting.then(() => this.send(wire));
     return reply;
@@ -82,20 +77,7 @@ class UdpChannel {
     this.close();
   }
 
-  /** Takes no new queries; closes once the ones in flight are settled. */
-  retire(): void {
-    this.retiring = true;
-    if (this.pending.size === 0) this.close();
-  }
-
-  private settled(): void {
-    if (this.retiring && this.pending.size === 0) this.close();
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.pending.failAll('shutdown', 'client closed');
+  protected release(): void {
     try {
       this.socket.close();
     } catch {
@@ -106,7 +88,7 @@ class UdpChannel {
 
 export class UdpTransport {
   readonly stats: ConnStats = { hits: 0, misses: 0 };
-  private current?: UdpChannel;
+  private current?: UdpChannelBase;
   private lastUsed = 0;
   private idleTimer?: NodeJS.Timeout;
 
@@ -125,7 +107,7 @@ export class UdpTransport {
     let ch = this.current;
     if (!ch || ch.closed || now - ch.openedAt >= this.expireMs || ch.inFlight >= MAX_IN_FLIGHT_PER_SOCKET) {
       ch?.retire();
-      ch = new UdpChannel(this.host, this.port, this.upstream);
+      ch = this.open();
       this.current = ch;
       this.stats.misses++;
       this.counters?.miss.inc();
@@ -137,6 +119,15 @@ export class UdpTransport {
     const reply = ch.exchange(query, questionEnd, timeoutMs);
     if (this.expireMs === 0) ch.retire();
     return reply;
+  }
+
+  /**
+   * The native batched socket when the addon is there (KDNS_UDP=dgram or no addon: node:dgram).
+   * A socket per query (expire 0) gains nothing from batching, so it stays on dgram.
+   */
+  private open(): UdpChannelBase {
+    const addon = this.expireMs > 0 ? nativeUdp() : null;
+    return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream) : new UdpChannel(this.host, this.port, this.upstream);
   }
 
   /** Closes the socket when nothing used it for `expireMs`, so idle upstreams hold no descriptors. */

@@ -13,8 +13,14 @@
 //         length, then the sender's sockaddr (at most 28 bytes)
 //   tx:   BATCH slots of SLOT bytes for replies
 //   txmeta: int32 pairs (rx index the reply goes to, reply length)
-// Replies too large for a slot, and replies that complete after the batch (forwarded
-// queries), go through sendTo with the address bytes copied from meta.
+// Replies that complete after their batch (forwarded queries) are gathered by JavaScript into
+// its own slots and meta records and leave in one sendmmsg too (sendBatch). Replies too large
+// for a slot go through sendTo.
+//
+// The same socket, bound to an ephemeral port and connected, is kdns's UDP client to an
+// upstream (src/dnsclient/nativeudp.ts): queries leave in batches through sendBatch, replies
+// arrive in batches through onBatch. A connected socket learns of ICMP errors (port
+// unreachable): onBatch then gets minus the errno instead of a count.
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -114,14 +120,33 @@ static int deliver(udp_socket *s, int count) {
   return 0;
 }
 
+static void on_readable(uv_poll_t *handle, int status, int events);
+
+// A pending socket error (ICMP unreachable on a connected socket): libuv stops polling a
+// descriptor that reports POLLERR, so take the error, tell JavaScript, and poll again.
+static void report_socket_error(udp_socket *s) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (s->fd >= 0 && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0) deliver(s, -err);
+  if (s->fd >= 0 && !uv_is_closing((uv_handle_t *)&s->poll)) uv_poll_start(&s->poll, UV_READABLE, on_readable);
+}
+
 static void on_readable(uv_poll_t *handle, int status, int events) {
   udp_socket *s = (udp_socket *)handle->data;
-  if (status < 0 || !(events & UV_READABLE)) return;
+  if (status < 0) {
+    report_socket_error(s);
+    return;
+  }
+  if (!(events & UV_READABLE)) return;
   for (int round = 0; round < MAX_BATCHES_PER_WAKEUP; round++) {
     if (s->fd < 0 || uv_is_closing((uv_handle_t *)&s->poll)) return;  // closed by a handler
     reset_rx(s);
     int n = recvmmsg(s->fd, s->rmsg, BATCH, MSG_DONTWAIT, NULL);
-    if (n <= 0) return;  // EAGAIN, or an error the next datagram will show again
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      deliver(s, -errno);  // a connected socket's ICMP error (ECONNREFUSED, ...)
+      continue;
+    }
+    if (n <= 0) return;
     for (int i = 0; i < n; i++) fill_meta(s, i, (int)s->rmsg[i].msg_len, s->rmsg[i].msg_hdr.msg_flags);
     deliver(s, n);
     if (n < BATCH) return;
@@ -287,6 +312,28 @@ static udp_socket *socket_call(napi_env env, napi_callback_info info, size_t wan
   return unwrap(env, argv[0]);
 }
 
+// Sends smsg[0..count) with as few sendmmsg calls as the kernel allows. Adds the datagrams
+// that did not leave to *failed; returns the errno of the first failure, or 0.
+static int send_prepared(udp_socket *s, int count, int *failed) {
+  int first_error = 0, sent = 0;
+  while (sent < count) {
+    int n = sendmmsg(s->fd, s->smsg + sent, (unsigned)(count - sent), MSG_DONTWAIT);
+    if (n > 0) {
+      sent += n;
+      continue;
+    }
+    int err = errno ? errno : EIO;
+    if (first_error == 0) first_error = err;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      *failed += count - sent;  // the send buffer is full: UDP drops, the client retries
+      break;
+    }
+    (*failed)++;  // this datagram was refused (e.g. an ICMP error pending); go on with the next
+    sent++;
+  }
+  return first_error;
+}
+
 // flush(socket, count): sends the count replies described by txmeta in one sendmmsg.
 // Returns how many could not be sent (send buffer full, or the kernel refused one).
 static napi_value udp_flush(napi_env env, napi_callback_info info) {
@@ -309,23 +356,73 @@ static napi_value udp_flush(napi_env env, napi_callback_info info) {
       s->smsg[i].msg_hdr.msg_iov = &s->siov[i];
       s->smsg[i].msg_hdr.msg_iovlen = 1;
     }
-    int sent = 0;
-    while (sent < count) {
-      int n = sendmmsg(s->fd, s->smsg + sent, (unsigned)(count - sent), MSG_DONTWAIT);
-      if (n > 0) {
-        sent += n;
-        continue;
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        failed += count - sent;  // the send buffer is full: UDP drops, the client retries
-        break;
-      }
-      failed++;  // this datagram was refused (e.g. an ICMP error pending); go on with the next
-      sent++;
-    }
+    send_prepared(s, count, &failed);
   }
   napi_value out;
   napi_create_int32(env, failed, &out);
+  return out;
+}
+
+// sendBatch(socket, slots, meta, count): sends datagram i (slots at i * SLOT, length and
+// address in meta record i, as onBatch's meta; address length 0 on a connected socket) for
+// i < count with sendmmsg. Returns 0 when all left, else the errno of the first that did not.
+static napi_value udp_send_batch(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  udp_socket *s = socket_call(env, info, 4, argv);
+  if (!s) return NULL;
+  unsigned char *slots, *meta;
+  int32_t count;
+  if (buffer_arg(env, argv[1], (size_t)BATCH * SLOT, &slots, NULL) || buffer_arg(env, argv[2], (size_t)BATCH * META, &meta, NULL)) {
+    napi_throw_type_error(env, NULL, "kdns_udp.sendBatch: slots/meta buffers too small");
+    return NULL;
+  }
+  CHECK(napi_get_value_int32(env, argv[3], &count));
+  if (count > BATCH) count = BATCH;
+  int first_error = 0;
+  if (s->fd < 0) first_error = EBADF;
+  else if (count > 0) {
+    for (int i = 0; i < count; i++) {
+      unsigned char *m = meta + (size_t)i * META;
+      int32_t len, alen;
+      memcpy(&len, m, 4);
+      memcpy(&alen, m + 4, 4);
+      if (len < 0 || len > SLOT) len = 0;
+      if (alen < 0 || alen > META - 8) alen = 0;
+      s->siov[i].iov_base = slots + (size_t)i * SLOT;
+      s->siov[i].iov_len = (size_t)len;
+      memset(&s->smsg[i].msg_hdr, 0, sizeof s->smsg[i].msg_hdr);
+      s->smsg[i].msg_hdr.msg_name = alen > 0 ? m + 8 : NULL;
+      s->smsg[i].msg_hdr.msg_namelen = (socklen_t)alen;
+      s->smsg[i].msg_hdr.msg_iov = &s->siov[i];
+      s->smsg[i].msg_hdr.msg_iovlen = 1;
+    }
+    int failed = 0;
+    first_error = send_prepared(s, count, &failed);
+  }
+  napi_value out;
+  napi_create_int32(env, first_error, &out);
+  return out;
+}
+
+// connect(socket, address, port): connects the socket to address:port (its family). Returns 0
+// or the errno (ENETUNREACH when there is no route, EAFNOSUPPORT, ...).
+static napi_value udp_connect(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  udp_socket *s = socket_call(env, info, 3, argv);
+  if (!s) return NULL;
+  char address[64];
+  size_t alen;
+  int32_t port;
+  CHECK(napi_get_value_string_utf8(env, argv[1], address, sizeof address, &alen));
+  CHECK(napi_get_value_int32(env, argv[2], &port));
+  struct sockaddr_storage sa;
+  socklen_t salen = socket_address(strchr(address, ':') ? AF_INET6 : AF_INET, address, port, &sa);
+  int rc = 0;
+  if (salen == 0) rc = EINVAL;
+  else if (s->fd < 0) rc = EBADF;
+  else if (connect(s->fd, (struct sockaddr *)&sa, salen) != 0) rc = errno;
+  napi_value out;
+  napi_create_int32(env, rc, &out);
   return out;
 }
 
@@ -392,6 +489,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"open", NULL, udp_open, NULL, NULL, NULL, napi_default, NULL},
       {"flush", NULL, udp_flush, NULL, NULL, NULL, napi_default, NULL},
       {"sendTo", NULL, udp_send_to, NULL, NULL, NULL, napi_default, NULL},
+      {"sendBatch", NULL, udp_send_batch, NULL, NULL, NULL, napi_default, NULL},
+      {"connect", NULL, udp_connect, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;

@@ -139,9 +139,7 @@ export class Forwarder implements Plugin {
       return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
     }
     this.inFlight++;
-    return this.forward(req, next).finally(() => {
-      this.inFlight--;
-    });
+    return this.forward(req, next);
   }
 
   /** Upstreams queries may go to: all but those loop found sending our queries back to us. */
@@ -150,7 +148,12 @@ export class Forwarder implements Plugin {
   }
 
   /** The order to try upstreams in for one query (healthy ones by policy; see README "Health"). */
-  attemptOrder(): { order: Upstream[]; broken: boolean } {
+  attemptOrder(): { order: readonly Upstream[]; broken: boolean } {
+    // The common case, one upstream that answers: no arrays to build per query.
+    if (this.upstreams.length === 1) {
+      const only = this.upstreams[0] as Upstream;
+      if (only.looping === undefined && !only.health.isDown(this.options.maxFails)) return { order: this.upstreams, broken: false };
+    }
     const usable = this.usable();
     const ordered = this.policy.order(usable);
     const healthy = ordered.filter((u) => !u.health.isDown(this.options.maxFails));
@@ -158,8 +161,8 @@ export class Forwarder implements Plugin {
     return { order: shuffled(usable).slice(0, 1), broken: true };
   }
 
-  private async forward(req: DnsRequest, next: Next): Promise<Reply | undefined> {
-    const { order, broken } = this.attemptOrder();
+  /** Errors before any exchange, or undefined when `order` is worth trying. */
+  private refusal(req: DnsRequest, order: readonly Upstream[], broken: boolean): Reply | undefined {
     if (order.length === 0) {
       return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, 'no upstream left: every upstream loops back to this server'));
     }
@@ -169,55 +172,67 @@ export class Forwarder implements Plugin {
         return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, 'no healthy upstreams'));
       }
     }
-    const deadline = Date.now() + this.timing.deadlineMs;
-    let lastError: unknown;
-    for (const u of order) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      let wire: Buffer;
-      let rcode: number;
-      try {
-        ({ wire, rcode } = await this.exchange(u, req, Math.min(this.timing.exchangeTimeoutMs, left)));
-      } catch (e) {
-        lastError = e;
-        if (this.options.maxFails > 0) u.health.trigger();
-        continue;
-      }
-      u.cells.response(rcode).inc();
-      req.metadata.set('forward/upstream', u.label);
-      if (this.nextRcodes.has(rcode)) {
-        const fromNext = await next(req);
-        if (fromNext) return fromNext;
-      }
-      return Reply.fromWire(wire, rcode);
-    }
-    const why = lastError === undefined ? 'no healthy upstreams' : describe(lastError);
-    this.log.debug(`${req.qname} ${req.qtype}: ${why}`);
-    return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, why));
+    return undefined;
   }
 
   /**
-   * One upstream, one query: the request's own bytes (so a plugin before us that wants to change
-   * what goes upstream derives a new request), over the client's transport unless force_tcp or
-   * prefer_udp say otherwise; a truncated UDP reply is asked again over TCP. The duration is
-   * recorded under the reply's RCODE, as CoreDNS does; an exchange that got no reply records none.
+   * The upstreams in order until one answers. One async function for the whole miss, the
+   * exchange written out in it: every async layer is a promise and a microtask more per query.
    */
-  private async exchange(u: Upstream, req: DnsRequest, timeoutMs: number): Promise<{ wire: Buffer; rcode: number }> {
-    const o = this.options;
-    const proto: Proto = o.forceTcp ? 'tcp' : o.preferUdp ? 'udp' : req.transport;
-    const started = process.hrtime.bigint();
-    u.cells.requests.inc();
-    let wire = await u.client.exchange(req.raw, proto, timeoutMs);
-    if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
-      const spent = Number(process.hrtime.bigint() - started) / 1e6;
-      wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - spent));
+  private async forward(req: DnsRequest, next: Next): Promise<Reply | undefined> {
+    try {
+      const { order, broken } = this.attemptOrder();
+      const refused = this.refusal(req, order, broken);
+      if (refused) return refused;
+      const deadline = Date.now() + this.timing.deadlineMs;
+      let lastError: unknown;
+      for (const u of order) {
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        let wire: Buffer;
+        // One upstream, one query: the request's own bytes (a plugin before us that wants to
+        // change what goes upstream derives a new request), over the client's transport unless
+        // force_tcp or prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
+        const timeoutMs = Math.min(this.timing.exchangeTimeoutMs, left);
+        const proto = this.protoFor(req);
+        // performance.now() rather than hrtime.bigint(): no BigInt to allocate per exchange.
+        const started = performance.now();
+        try {
+          u.cells.requests.inc();
+          wire = await u.client.exchange(req.raw, proto, timeoutMs);
+          if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
+            wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - (performance.now() - started)));
+          }
+          // The reply goes to the client as it came: one that does not parse is a failed exchange
+          // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
+          if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
+        } catch (e) {
+          lastError = e;
+          if (this.options.maxFails > 0) u.health.trigger();
+          continue;
+        }
+        const rcode = replyRcode(wire);
+        // Recorded under the reply's RCODE, as CoreDNS does; an exchange with no reply records none.
+        u.cells.duration(rcode).observe((performance.now() - started) / 1e3);
+        u.cells.response(rcode).inc();
+        req.metadata.set('forward/upstream', u.label);
+        if (this.nextRcodes.has(rcode)) {
+          const fromNext = await next(req);
+          if (fromNext) return fromNext;
+        }
+        return Reply.fromWire(wire, rcode);
+      }
+      const why = lastError === undefined ? 'no healthy upstreams' : describe(lastError);
+      this.log.debug(`${req.qname} ${req.qtype}: ${why}`);
+      return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, why));
+    } finally {
+      this.inFlight--;
     }
-    // The reply goes to the client as it came: one that does not parse is a failed exchange
-    // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
-    if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
-    const rcode = replyRcode(wire);
-    u.cells.duration(rcode).observe(Number(process.hrtime.bigint() - started) / 1e9);
-    return { wire, rcode };
+  }
+
+  private protoFor(req: DnsRequest): Proto {
+    const o = this.options;
+    return o.forceTcp ? 'tcp' : o.preferUdp ? 'udp' : req.transport;
   }
 
   start(): void {
