@@ -113,7 +113,7 @@ const steps: Step[] = [
 
 test('DirectorySource applies each file as a unit, incrementally', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kdns-dirsrc-'));
-  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000 });
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000, settleMs: 0 });
   let deltas: StoreDelta[] = [];
   source.store.subscribe((d) => deltas.push(d));
   try {

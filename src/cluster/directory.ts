@@ -6,9 +6,12 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { formatManifestError, isManifestFile, scanManifests, type ManifestError } from './manifests.js';
+import { Worker } from 'node:worker_threads';
+import { formatManifestError, isManifestFile, scanManifests, type ManifestError, type ManifestScan } from './manifests.js';
+import type { ParsedFile, ParseRequest } from './manifestworker.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
 import { ClusterStore, objectKey, type VersionedObject } from './store.js';
+import type { ClusterObject } from './types.js';
 
 export interface DirectorySourceOptions {
   log?: SourceLog;
@@ -21,7 +24,24 @@ export interface DirectorySourceOptions {
    * 150,000 pods in the folder cost no memory when no block asks about them.
    */
   ignoreKinds?: ReadonlySet<string>;
+  /**
+   * A changed file is read once it has not changed for this long, so a file being written is
+   * not applied half-written (a partial YAML often parses, and would drop what the rest defines).
+   * Only after the first sync: at start the folder's files are taken as they are.
+   */
+  settleMs?: number;
+  /** Files larger than this are not read: an error says so, and what they held stays. */
+  maxFileBytes?: number;
+  /** Files larger than this are read and parsed on a worker thread, off the event loop. */
+  workerAboveBytes?: number;
 }
+
+export const DEFAULT_MAX_FILE_BYTES = 256 * 2 ** 20;
+const DEFAULT_SETTLE_MS = 300;
+const DEFAULT_WORKER_ABOVE_BYTES = 256 * 2 ** 10;
+
+/** The worker's module, beside this one (.ts under tsx, .js once built). */
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './manifestworker.ts' : './manifestworker.js', import.meta.url);
 
 /**
  * Who defines an object and what it looked like, packed in one number: the low 21 bits are the
@@ -75,6 +95,45 @@ async function walk(root: string): Promise<Tree> {
   return tree;
 }
 
+/** A file as log lines name it: relative to the working directory, as the user gave it. */
+function shownPath(file: string): string {
+  return relative(process.cwd(), file) || file;
+}
+
+/** Runs manifestworker on one file; the worker ends when it has answered, and its heap with it. */
+function scanOnWorker(req: ParseRequest): Promise<ManifestScan | { readError: string }> {
+  return new Promise((resolve) => {
+    const worker = new Worker(WORKER_URL, { workerData: req });
+    let answered = false;
+    worker.once('message', (parsed: ParsedFile) => {
+      answered = true;
+      resolve(scanOf(parsed));
+    });
+    worker.once('error', (err) => {
+      answered = true;
+      resolve({ readError: `parser thread failed: ${err.message}` });
+    });
+    worker.once('exit', (code) => {
+      if (!answered) resolve({ readError: `parser thread exited with code ${code}` });
+    });
+  });
+}
+
+/** The worker's answer as the scan the main thread applies; objects are parsed only if asked for. */
+function scanOf(parsed: ParsedFile): ManifestScan | { readError: string } {
+  if ('readError' in parsed) return parsed;
+  return {
+    errors: parsed.errors,
+    entries: parsed.entries.map(([kind, namespace, name, fp, json]) => ({
+      kind: kind as ClusterObject['kind'],
+      namespace: namespace === '' ? undefined : namespace,
+      name,
+      fingerprint: fp,
+      load: () => JSON.parse(json) as ClusterObject,
+    })),
+  };
+}
+
 export class DirectorySource implements ClusterSource {
   readonly description: string;
   private readonly log: SourceLog;
@@ -96,6 +155,11 @@ export class DirectorySource implements ClusterSource {
   private stopped = false;
   private scans = 0;
   private readonly scanWaiters: Array<() => void> = [];
+  private readonly settleMs: number;
+  private readonly maxFileBytes: number;
+  private readonly workerAboveBytes: number;
+  /** Changed files not read yet because they were still changing: the stamp seen and since when. */
+  private readonly unsettled = new Map<string, { stamp: string; since: number }>();
 
   constructor(
     readonly dir: string,
@@ -107,6 +171,9 @@ export class DirectorySource implements ClusterSource {
     this.debounceMs = opts.debounceMs ?? 30;
     this.pollMs = opts.pollMs ?? 2000;
     this.ignoreKinds = opts.ignoreKinds ?? new Set();
+    this.settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
+    this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.workerAboveBytes = opts.workerAboveBytes ?? DEFAULT_WORKER_ABOVE_BYTES;
   }
 
   async start(): Promise<void> {
@@ -185,35 +252,96 @@ export class DirectorySource implements ClusterSource {
     // file is applied as soon as it is read and its text let go. Reading every file first held
     // them all at once: 110 MB of text for 100,000 Services and 150,000 Pods.
     const applyAsRead = !this.store.synced;
-    const loaded: Array<{ file: string; stamp: string; text: string | undefined }> = [];
+    const loaded: Array<{ file: string; stamp: string; scan: ManifestScan }> = [];
+    let recheckIn = Infinity;
     for (const file of tree.files) {
       let stamp: string;
+      let size: number;
+      let mtimeMs: number;
       try {
         const s = await stat(file);
         stamp = `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
+        size = s.size;
+        mtimeMs = s.mtimeMs;
       } catch {
         continue; // vanished between readdir and stat: handled as removed below
       }
       if (this.files.get(file)?.stamp === stamp) continue;
-      let text: string | undefined;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${(err as Error).message}` }]);
+      const wait = this.settleWait(file, stamp, mtimeMs);
+      if (wait > 0) {
+        recheckIn = Math.min(recheckIn, wait);
         continue;
       }
-      if (applyAsRead) this.store.batch(() => this.applyFile(file, stamp, text as string));
-      else loaded.push({ file, stamp, text });
+      if (size > this.maxFileBytes) {
+        this.reportErrors(file, stamp, [{ file, line: 0, message: `not read: ${size} bytes, over the limit of ${this.maxFileBytes} (KDNS_CLUSTER_MAX_FILE_BYTES)` }]);
+        continue;
+      }
+      const scan = await this.read(file, size);
+      if (this.stopped) break;
+      if ('readError' in scan) {
+        this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${scan.readError}` }]);
+        continue;
+      }
+      // Written to while we read it: what we have may be half of it; the settle wait starts over.
+      if (this.store.synced && (await this.stampOf(file)) !== stamp) {
+        recheckIn = Math.min(recheckIn, this.settleMs);
+        continue;
+      }
+      if (applyAsRead) this.store.batch(() => this.applyFile(file, stamp, scan));
+      else loaded.push({ file, stamp, scan });
     }
     const present = new Set(tree.files);
+    for (const file of this.unsettled.keys()) if (!present.has(file)) this.unsettled.delete(file);
     // Apply synchronously so the store changes in one step per scan (one delta for caches).
     this.store.batch(() => {
-      for (const { file, stamp, text } of loaded) this.applyFile(file, stamp, text as string);
+      for (const { file, stamp, scan } of loaded) this.applyFile(file, stamp, scan);
       for (const file of [...this.files.keys()]) {
         if (!present.has(file)) this.forgetFile(file);
       }
     });
+    if (recheckIn !== Infinity) this.schedule(recheckIn);
     this.finishScan();
+  }
+
+  /** 0 when a changed file may be read now; else how long until it may have settled. */
+  private settleWait(file: string, stamp: string, mtimeMs: number): number {
+    if (!this.store.synced || this.settleMs <= 0) return 0;
+    const now = Date.now();
+    // Last written long enough ago (a finished file moved in, a ConfigMap's atomic swap).
+    if (mtimeMs <= now - this.settleMs) {
+      this.unsettled.delete(file);
+      return 0;
+    }
+    const seen = this.unsettled.get(file);
+    if (seen?.stamp === stamp) {
+      // Unchanged since we first saw it, whatever its mtime says (a clock ahead of ours).
+      const left = seen.since + this.settleMs - now;
+      if (left <= 0) this.unsettled.delete(file);
+      return Math.max(0, left);
+    }
+    this.unsettled.set(file, { stamp, since: now });
+    return Math.min(this.settleMs, mtimeMs + this.settleMs - now);
+  }
+
+  private async stampOf(file: string): Promise<string | undefined> {
+    try {
+      const s = await stat(file);
+      return `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads and scans one file: here when small, on a worker thread when large. */
+  private async read(file: string, size: number): Promise<ManifestScan | { readError: string }> {
+    if (size > this.workerAboveBytes) return scanOnWorker({ file, skipKinds: [...this.ignoreKinds] });
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      return { readError: (err as Error).message };
+    }
+    return scanManifests(text, file, this.ignoreKinds);
   }
 
   private finishScan(): void {
@@ -249,7 +377,7 @@ export class DirectorySource implements ClusterSource {
 
   private reportErrors(file: string, stamp: string, errors: ManifestError[]): void {
     const state = this.files.get(file);
-    const shown = relative(process.cwd(), file) || file;
+    const shown = shownPath(file);
     for (const e of errors) this.log.error(formatManifestError({ ...e, file: shown }));
     if (state) {
       state.stamp = stamp;
@@ -260,8 +388,7 @@ export class DirectorySource implements ClusterSource {
     }
   }
 
-  private applyFile(file: string, stamp: string, text: string): void {
-    const result = scanManifests(text, file, this.ignoreKinds);
+  private applyFile(file: string, stamp: string, result: ManifestScan): void {
     if (result.errors.length > 0) {
       this.reportErrors(file, stamp, result.errors);
       return;
@@ -269,6 +396,7 @@ export class DirectorySource implements ClusterSource {
     const before = this.files.get(file);
     const index = this.indexOf(file);
     const seen = new Set<string>();
+    const counts = { added: 0, changed: 0, removed: 0 };
     for (const entry of result.entries) {
       if (this.ignoreKinds.has(entry.kind)) continue;
       const key = objectKey(entry.kind, entry.namespace, entry.name);
@@ -280,14 +408,22 @@ export class DirectorySource implements ClusterSource {
       }
       if (h === value) continue;
       this.store.upsert(entry.load(), value);
+      counts[h === undefined ? 'added' : 'changed']++;
     }
     if (before && before.count > 0) {
       for (const o of this.fileObjects(index)) {
-        if (!seen.has(objectKey(o.kind, o.namespace, o.name))) this.store.remove(o.kind, o.namespace, o.name);
+        if (!seen.has(objectKey(o.kind, o.namespace, o.name))) {
+          this.store.remove(o.kind, o.namespace, o.name);
+          counts.removed++;
+        }
       }
     }
-    if (before?.errors.length) this.log.info(`${file}: parses again, applied`);
     this.files.set(file, { stamp, count: seen.size, errors: [] });
+    // Every change after the first load is logged (the first load logs its totals).
+    if (this.store.synced) {
+      const again = before?.errors.length ? 'parses again, ' : '';
+      this.log.info(`${shownPath(file)}: ${again}applied: ${counts.added} added, ${counts.changed} changed, ${counts.removed} removed`);
+    }
   }
 
   private indexOf(file: string): number {
@@ -305,8 +441,9 @@ export class DirectorySource implements ClusterSource {
     const state = this.files.get(file);
     if (!state) return;
     this.files.delete(file);
-    if (state.count === 0) return;
-    for (const o of this.fileObjects(this.indexOf(file))) this.store.remove(o.kind, o.namespace, o.name);
+    const objects = state.count === 0 ? [] : this.fileObjects(this.indexOf(file));
+    for (const o of objects) this.store.remove(o.kind, o.namespace, o.name);
+    this.log.info(`${shownPath(file)}: removed: ${objects.length} objects dropped`);
   }
 
   /** The objects the file with this index defined (collected first: removing them changes the store). */
