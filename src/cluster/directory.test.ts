@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, open, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirectorySource, type DirectorySourceOptions } from './directory.js';
+import { DEFAULT_MAX_FILE_BYTES, DirectorySource, maxFileBytesFrom, type DirectorySourceOptions } from './directory.js';
 import { sleep, waitFor } from '../testutil/net.js';
 import type { StoreDelta } from './store.js';
 
@@ -276,5 +276,23 @@ test('DirectorySource: a file still being written is read once, when it has stop
     assert.deepEqual(lines, ['info ab.yaml: applied: 2 added, 0 changed, 0 removed']);
   } finally {
     await done();
+  }
+});
+
+test('maxFileBytesFrom reads KDNS_CLUSTER_MAX_FILE_BYTES', () => {
+  const cases: Array<[string | undefined, number | string]> = [
+    [undefined, DEFAULT_MAX_FILE_BYTES],
+    ['', DEFAULT_MAX_FILE_BYTES],
+    ['1000', 1000],
+    ['64Ki', 65536],
+    ['64Mi', 67108864],
+    ['1Gi', 1073741824],
+    ['0', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "0" (bytes, or a number with Ki, Mi or Gi)'],
+    ['64MB', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "64MB" (bytes, or a number with Ki, Mi or Gi)'],
+    ['-5', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "-5" (bytes, or a number with Ki, Mi or Gi)'],
+  ];
+  for (const [value, want] of cases) {
+    if (typeof want === 'number') assert.equal(maxFileBytesFrom(value), want, String(value));
+    else assert.throws(() => maxFileBytesFrom(value), { message: want });
   }
 });

@@ -37,6 +37,20 @@ export interface DirectorySourceOptions {
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 256 * 2 ** 20;
+
+const BYTE_UNITS: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/**
+ * The size limit from KDNS_CLUSTER_MAX_FILE_BYTES: bytes, or with a Ki/Mi/Gi suffix as
+ * Kubernetes quantities are written ("64Mi"); the default when unset.
+ */
+export function maxFileBytesFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_MAX_FILE_BYTES;
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
+  const bytes = m ? Number(m[1]) * (BYTE_UNITS[m[2] ?? ''] as number) : NaN;
+  if (!(bytes > 0)) throw new Error(`KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "${value}" (bytes, or a number with Ki, Mi or Gi)`);
+  return bytes;
+}
 const DEFAULT_SETTLE_MS = 300;
 const DEFAULT_WORKER_ABOVE_BYTES = 256 * 2 ** 10;
 
