@@ -58,7 +58,7 @@ function probe(port: number, name: string, everyMs = 10) {
         const timer = setTimeout(() => {
           sock.off('message', onMessage);
           resolve(undefined);
-        }, 10_000);
+        }, 60_000);
         const onMessage = (msg: Buffer): void => {
           if (msg.readUInt16BE(0) !== id) return;
           clearTimeout(timer);
