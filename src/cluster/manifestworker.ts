@@ -12,10 +12,20 @@ export interface ParseRequest {
   skipKinds: string[];
 }
 
-/** One object: kind, namespace ('' for none), name, fingerprint, the object as JSON. */
-export type ParsedEntry = [kind: string, namespace: string, name: string, fingerprint: number, json: string];
+/**
+ * The objects of a file, flat so that handing them to the main thread costs a copy of two
+ * strings and a buffer rather than an object graph to rebuild there: line i of `ids` is
+ * `kind\tnamespace\tname` of object i (namespace '' when it has none), `fingerprints[i]` its
+ * content hash, and its JSON is `json` from `ends[i - 1]` (0 for the first) to `ends[i]`.
+ */
+export interface ParsedObjects {
+  ids: string;
+  fingerprints: Float64Array;
+  json: string;
+  ends: Float64Array;
+}
 
-export type ParsedFile = { entries: ParsedEntry[]; errors: ManifestError[] } | { readError: string };
+export type ParsedFile = { objects: ParsedObjects; errors: ManifestError[] } | { readError: string };
 
 async function parse(req: ParseRequest): Promise<ParsedFile> {
   let text: string;
@@ -25,11 +35,22 @@ async function parse(req: ParseRequest): Promise<ParsedFile> {
     return { readError: (err as Error).message };
   }
   const scan = scanManifests(text, req.file, new Set(req.skipKinds));
-  if (scan.errors.length > 0) return { entries: [], errors: scan.errors };
-  const entries = scan.entries
-    .filter((e) => !req.skipKinds.includes(e.kind))
-    .map((e): ParsedEntry => [e.kind, e.namespace ?? '', e.name, e.fingerprint, JSON.stringify(e.load())]);
-  return { entries, errors: [] };
+  const entries = scan.errors.length > 0 ? [] : scan.entries.filter((e) => !req.skipKinds.includes(e.kind));
+  const ids: string[] = [];
+  const json: string[] = [];
+  const fingerprints = new Float64Array(entries.length);
+  const ends = new Float64Array(entries.length);
+  let end = 0;
+  for (const [i, e] of entries.entries()) {
+    ids.push(`${e.kind}\t${e.namespace ?? ''}\t${e.name}`);
+    const text = JSON.stringify(e.load());
+    json.push(text);
+    fingerprints[i] = e.fingerprint;
+    ends[i] = end += text.length;
+  }
+  return { objects: { ids: ids.join('\n'), fingerprints, json: json.join(''), ends }, errors: scan.errors };
 }
 
-if (parentPort) parentPort.postMessage(await parse(workerData as ParseRequest));
+const parsed = await parse(workerData as ParseRequest);
+// The buffers move to the main thread instead of being copied.
+if (parentPort) parentPort.postMessage(parsed, 'objects' in parsed ? [parsed.objects.fingerprints.buffer as ArrayBuffer, parsed.objects.ends.buffer as ArrayBuffer] : []);
