@@ -112,11 +112,11 @@ const steps: Step[] = [
   },
 ];
 
-// Small files are parsed on the event loop, large ones on a worker thread: the same steps, both ways.
-for (const [where, workerAboveBytes] of [['on the event loop', Infinity], ['on a worker thread', 0]] as const) {
+// Small files are parsed on the event loop, large ones in a child process: the same steps, both ways.
+for (const [where, parserProcessAboveBytes] of [['on the event loop', Infinity], ['in a child process', 0]] as const) {
 test(`DirectorySource applies each file as a unit, incrementally (parsed ${where})`, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kdns-dirsrc-'));
-  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000, settleMs: 0, workerAboveBytes });
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000, settleMs: 0, parserProcessAboveBytes });
   let deltas: StoreDelta[] = [];
   source.store.subscribe((d) => deltas.push(d));
   try {

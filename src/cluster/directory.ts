@@ -6,9 +6,10 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { fork, type ChildProcess } from 'node:child_process';
 import { formatManifestError, isManifestFile, scanManifests, type ManifestEntry, type ManifestError, type ManifestScan } from './manifests.js';
-import type { ParsedFile, ParseRequest } from './manifestworker.js';
+import type { ParsedFile, ParseRequest } from './manifestparser.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
 import { ClusterStore, objectKey, type VersionedObject } from './store.js';
 import type { ClusterObject } from './types.js';
@@ -32,8 +33,8 @@ export interface DirectorySourceOptions {
   settleMs?: number;
   /** Files larger than this are not read: an error says so, and what they held stays. */
   maxFileBytes?: number;
-  /** Files larger than this are read and parsed on a worker thread, off the event loop. */
-  workerAboveBytes?: number;
+  /** Files larger than this are read and parsed in a child process, off the event loop. */
+  parserProcessAboveBytes?: number;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 256 * 2 ** 20;
@@ -53,10 +54,11 @@ export function maxFileBytesFrom(value: string | undefined): number {
 }
 const DEFAULT_SETTLE_MS = 300;
 // The YAML parser reads well under 1 MB/s here when cold: 16 KiB holds the loop for ~30 ms.
-const DEFAULT_WORKER_ABOVE_BYTES = 16 * 2 ** 10;
+const DEFAULT_PARSER_PROCESS_ABOVE_BYTES = 16 * 2 ** 10;
 
-/** The worker's module, beside this one (.ts under tsx, .js once built). */
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './manifestworker.ts' : './manifestworker.js', import.meta.url);
+/** The parser's module, beside this one (.ts under tsx, .js once built). */
+const fromSource = import.meta.url.endsWith('.ts');
+const PARSER_PATH = fileURLToPath(new URL(fromSource ? './manifestparser.ts' : './manifestparser.js', import.meta.url));
 
 /**
  * Who defines an object and what it looked like, packed in one number: the low 21 bits are the
@@ -115,26 +117,26 @@ function shownPath(file: string): string {
   return relative(process.cwd(), file) || file;
 }
 
-/** Runs manifestworker on one file; the worker ends when it has answered, and its heap with it. */
-function scanOnWorker(req: ParseRequest): Promise<ManifestScan | { readError: string }> {
+/**
+ * Runs manifestparser on one file in a child process; `track` holds the child while it runs
+ * (stop() ends it). The child exits when it has answered, and all its memory with it.
+ */
+function scanInChild(req: ParseRequest, track: Set<ChildProcess>): Promise<ManifestScan | { readError: string }> {
   return new Promise((resolve) => {
-    const worker = new Worker(WORKER_URL, { workerData: req });
-    let answered = false;
-    worker.once('message', (parsed: ParsedFile) => {
-      answered = true;
-      resolve(scanOf(parsed));
-    });
-    worker.once('error', (err) => {
-      answered = true;
-      resolve({ readError: `parser thread failed: ${err.message}` });
-    });
-    worker.once('exit', (code) => {
-      if (!answered) resolve({ readError: `parser thread exited with code ${code}` });
+    // Only tsx (when running from source) is passed on: the parser needs none of kdns's flags.
+    const child = fork(PARSER_PATH, [JSON.stringify(req)], { serialization: 'advanced', execArgv: fromSource ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    track.add(child);
+    let answer: ManifestScan | { readError: string } | undefined;
+    child.once('message', (parsed) => (answer = scanOf(parsed as ParsedFile)));
+    child.once('error', (err) => (answer ??= { readError: `parser process failed: ${err.message}` }));
+    child.once('exit', (code, signal) => {
+      track.delete(child);
+      resolve(answer ?? { readError: `parser process ended (${signal ?? `exit code ${code}`}) without an answer` });
     });
   });
 }
 
-/** The worker's answer as the scan the main thread applies; objects are parsed only if asked for. */
+/** The parser's answer as the scan kdns applies; objects are parsed only if asked for. */
 function scanOf(parsed: ParsedFile): ManifestScan | { readError: string } {
   if ('readError' in parsed) return parsed;
   const { ids, fingerprints, json, ends } = parsed.objects;
@@ -201,7 +203,8 @@ export class DirectorySource implements ClusterSource {
   private readonly scanWaiters: Array<() => void> = [];
   private readonly settleMs: number;
   private readonly maxFileBytes: number;
-  private readonly workerAboveBytes: number;
+  private readonly parserProcessAboveBytes: number;
+  private readonly parsers = new Set<ChildProcess>();
   /** Changed files not read yet because they were still changing: the stamp seen and since when. */
   private readonly unsettled = new Map<string, { stamp: string; since: number }>();
 
@@ -217,7 +220,7 @@ export class DirectorySource implements ClusterSource {
     this.ignoreKinds = opts.ignoreKinds ?? new Set();
     this.settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
     this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-    this.workerAboveBytes = opts.workerAboveBytes ?? DEFAULT_WORKER_ABOVE_BYTES;
+    this.parserProcessAboveBytes = opts.parserProcessAboveBytes ?? DEFAULT_PARSER_PROCESS_ABOVE_BYTES;
   }
 
   async start(): Promise<void> {
@@ -240,6 +243,7 @@ export class DirectorySource implements ClusterSource {
     this.pollTimer = undefined;
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
+    for (const p of this.parsers) p.kill();
     await this.running;
   }
 
@@ -376,9 +380,9 @@ export class DirectorySource implements ClusterSource {
     }
   }
 
-  /** Reads and scans one file: here when small, on a worker thread when large. */
+  /** Reads and scans one file: here when small, in a child process when large. */
   private async read(file: string, size: number): Promise<ManifestScan | { readError: string }> {
-    if (size > this.workerAboveBytes) return scanOnWorker({ file, skipKinds: [...this.ignoreKinds] });
+    if (size > this.parserProcessAboveBytes) return scanInChild({ file, skipKinds: [...this.ignoreKinds] }, this.parsers);
     let text: string;
     try {
       text = await readFile(file, 'utf8');
