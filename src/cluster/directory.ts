@@ -52,7 +52,7 @@ export function maxFileBytesFrom(value: string | undefined): number {
   if (!(bytes > 0)) throw new Error(`KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "${value}" (bytes, or a number with Ki, Mi or Gi)`);
   return bytes;
 }
-const DEFAULT_SETTLE_MS = 300;
+const DEFAULT_SETTLE_MS = 150;
 // The YAML parser reads well under 1 MB/s here when cold: 16 KiB holds the loop for ~30 ms.
 const DEFAULT_PARSER_PROCESS_ABOVE_BYTES = 16 * 2 ** 10;
 
