@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile, unlink } from 'node:fs/promises';
+import { mkdtemp, mkdir, open, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirectorySource } from './directory.js';
+import { DEFAULT_MAX_FILE_BYTES, DirectorySource, maxFileBytesFrom, type DirectorySourceOptions } from './directory.js';
+import { sleep, waitFor } from '../testutil/net.js';
 import type { StoreDelta } from './store.js';
 
 const svc = (name: string, ip: string, ns = 'demo'): string => `apiVersion: v1
@@ -111,9 +112,11 @@ const steps: Step[] = [
   },
 ];
 
-test('DirectorySource applies each file as a unit, incrementally', async (t) => {
+// Small files are parsed on the event loop, large ones in a child process: the same steps, both ways.
+for (const [where, parserProcessAboveBytes] of [['on the event loop', Infinity], ['in a child process', 0]] as const) {
+test(`DirectorySource applies each file as a unit, incrementally (parsed ${where})`, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kdns-dirsrc-'));
-  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000 });
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000, settleMs: 0, parserProcessAboveBytes });
   let deltas: StoreDelta[] = [];
   source.store.subscribe((d) => deltas.push(d));
   try {
@@ -147,6 +150,7 @@ test('DirectorySource applies each file as a unit, incrementally', async (t) => 
     await rm(dir, { recursive: true, force: true });
   }
 });
+}
 
 test('DirectorySource sees a change through file-system events within a second', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kdns-dirwatch-'));
@@ -199,5 +203,96 @@ test('DirectorySource: ignored kinds are never stored', async () => {
   } finally {
     await source.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A source on a fresh folder whose log lines are collected as `level message`. */
+async function logged(files: Record<string, string>, opts: DirectorySourceOptions) {
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirlog-'));
+  for (const [f, text] of Object.entries(files)) await writeFile(join(dir, f), text);
+  const lines: string[] = [];
+  // File paths are logged relative to the working directory; the tests compare base names.
+  const at = (level: string) => (m: string) => lines.push(`${level} ${m.replace(/\S*\/(?=[^/\s]+\.yaml)/g, '')}`);
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, ...opts, log: { info: at('info'), warn: at('warn'), error: at('error') } });
+  await source.start();
+  lines.length = 0;
+  return { dir, source, lines, done: async () => {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  } };
+}
+
+test('DirectorySource: every change after the first load is logged, removal too', async () => {
+  const { dir, source, lines, done } = await logged({ 'a.yaml': svc('a', '10.0.0.1'), 'b.yaml': `${svc('b', '10.0.0.2')}---\n${svc('c', '10.0.0.3')}` }, { settleMs: 0, debounceMs: 10_000 });
+  try {
+    await writeFile(join(dir, 'a.yaml'), `${svc('a', '10.0.0.9')}---\n${svc('d', '10.0.0.4')}`);
+    await source.rescan();
+    await writeFile(join(dir, 'b.yaml'), svc('b', '10.0.0.2'));
+    await source.rescan();
+    await unlink(join(dir, 'b.yaml'));
+    await source.rescan();
+    assert.deepEqual(lines, [
+      'info a.yaml: applied: 1 added, 1 changed, 0 removed',
+      'info b.yaml: applied: 0 added, 0 changed, 1 removed',
+      'info b.yaml: removed: 1 objects dropped',
+    ]);
+  } finally {
+    await done();
+  }
+});
+
+test('DirectorySource: a file over the size limit is not read, says so, and keeps what it held', async () => {
+  const { dir, source, lines, done } = await logged({ 'a.yaml': svc('a', '10.0.0.1') }, { settleMs: 0, debounceMs: 10_000, maxFileBytes: 1000 });
+  try {
+    const big = `${svc('a', '10.0.0.2')}${'# padding\n'.repeat(100)}`;
+    await writeFile(join(dir, 'a.yaml'), big);
+    await source.rescan();
+    assert.deepEqual(source.store.service('a.demo')?.clusterIPs, ['10.0.0.1']);
+    assert.deepEqual(lines, [
+      `error a.yaml: not read: ${big.length} bytes, over the limit of 1000 (KDNS_CLUSTER_MAX_FILE_BYTES)`,
+      'warn a.yaml: keeping the 1 objects from its last good version',
+    ]);
+    assert.deepEqual(source.currentErrors().map((e) => e.line), [0]);
+  } finally {
+    await done();
+  }
+});
+
+test('DirectorySource: a file still being written is read once, when it has stopped changing', async () => {
+  const { dir, source, lines, done } = await logged({}, { settleMs: 400, debounceMs: 10 });
+  try {
+    // The first half is valid YAML on its own: applied, it would define only `a`.
+    const fh = await open(join(dir, 'ab.yaml'), 'w');
+    await fh.write(`${svc('a', '10.0.0.1')}---\n`);
+    for (let i = 0; i < 4; i++) {
+      await sleep(150);
+      await fh.write(`# still writing ${i}\n`);
+    }
+    assert.equal(source.store.service('a.demo'), undefined, 'applied while still changing');
+    await fh.write(svc('b', '10.0.0.2'));
+    await fh.close();
+    await waitFor(() => source.store.service('b.demo'), 5000);
+    await sleep(600);
+    assert.deepEqual(lines, ['info ab.yaml: applied: 2 added, 0 changed, 0 removed']);
+  } finally {
+    await done();
+  }
+});
+
+test('maxFileBytesFrom reads KDNS_CLUSTER_MAX_FILE_BYTES', () => {
+  const cases: Array<[string | undefined, number | string]> = [
+    [undefined, DEFAULT_MAX_FILE_BYTES],
+    ['', DEFAULT_MAX_FILE_BYTES],
+    ['1000', 1000],
+    ['64Ki', 65536],
+    ['64Mi', 67108864],
+    ['1Gi', 1073741824],
+    ['0', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "0" (bytes, or a number with Ki, Mi or Gi)'],
+    ['64MB', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "64MB" (bytes, or a number with Ki, Mi or Gi)'],
+    ['-5', 'KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "-5" (bytes, or a number with Ki, Mi or Gi)'],
+  ];
+  for (const [value, want] of cases) {
+    if (typeof want === 'number') assert.equal(maxFileBytesFrom(value), want, String(value));
+    else assert.throws(() => maxFileBytesFrom(value), { message: want });
   }
 });

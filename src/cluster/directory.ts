@@ -6,9 +6,13 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { formatManifestError, isManifestFile, scanManifests, type ManifestError } from './manifests.js';
+import { fileURLToPath } from 'node:url';
+import { fork, type ChildProcess } from 'node:child_process';
+import { formatManifestError, isManifestFile, scanManifests, type ManifestEntry, type ManifestError, type ManifestScan } from './manifests.js';
+import type { ParsedFile, ParseRequest } from './manifestparser.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
 import { ClusterStore, objectKey, type VersionedObject } from './store.js';
+import type { ClusterObject } from './types.js';
 
 export interface DirectorySourceOptions {
   log?: SourceLog;
@@ -21,7 +25,40 @@ export interface DirectorySourceOptions {
    * 150,000 pods in the folder cost no memory when no block asks about them.
    */
   ignoreKinds?: ReadonlySet<string>;
+  /**
+   * A changed file is read once it has not changed for this long, so a file being written is
+   * not applied half-written (a partial YAML often parses, and would drop what the rest defines).
+   * Only after the first sync: at start the folder's files are taken as they are.
+   */
+  settleMs?: number;
+  /** Files larger than this are not read: an error says so, and what they held stays. */
+  maxFileBytes?: number;
+  /** Files larger than this are read and parsed in a child process, off the event loop. */
+  parserProcessAboveBytes?: number;
 }
+
+export const DEFAULT_MAX_FILE_BYTES = 256 * 2 ** 20;
+
+const BYTE_UNITS: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/**
+ * The size limit from KDNS_CLUSTER_MAX_FILE_BYTES: bytes, or with a Ki/Mi/Gi suffix as
+ * Kubernetes quantities are written ("64Mi"); the default when unset.
+ */
+export function maxFileBytesFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_MAX_FILE_BYTES;
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(value.trim());
+  const bytes = m ? Number(m[1]) * (BYTE_UNITS[m[2] ?? ''] as number) : NaN;
+  if (!(bytes > 0)) throw new Error(`KDNS_CLUSTER_MAX_FILE_BYTES: invalid size "${value}" (bytes, or a number with Ki, Mi or Gi)`);
+  return bytes;
+}
+const DEFAULT_SETTLE_MS = 150;
+// The YAML parser reads well under 1 MB/s here when cold: 16 KiB holds the loop for ~30 ms.
+const DEFAULT_PARSER_PROCESS_ABOVE_BYTES = 16 * 2 ** 10;
+
+/** The parser's module, beside this one (.ts under tsx, .js once built). */
+const fromSource = import.meta.url.endsWith('.ts');
+const PARSER_PATH = fileURLToPath(new URL(fromSource ? './manifestparser.ts' : './manifestparser.js', import.meta.url));
 
 /**
  * Who defines an object and what it looked like, packed in one number: the low 21 bits are the
@@ -75,6 +112,74 @@ async function walk(root: string): Promise<Tree> {
   return tree;
 }
 
+/** A file as log lines name it: relative to the working directory, as the user gave it. */
+function shownPath(file: string): string {
+  return relative(process.cwd(), file) || file;
+}
+
+/**
+ * Runs manifestparser on one file in a child process; `track` holds the child while it runs
+ * (stop() ends it). The child exits when it has answered, and all its memory with it.
+ */
+function scanInChild(req: ParseRequest, track: Set<ChildProcess>): Promise<ManifestScan | { readError: string }> {
+  return new Promise((resolve) => {
+    // Only tsx (when running from source) is passed on: the parser needs none of kdns's flags.
+    const child = fork(PARSER_PATH, [JSON.stringify(req)], { serialization: 'advanced', execArgv: fromSource ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    track.add(child);
+    let answer: ManifestScan | { readError: string } | undefined;
+    child.once('message', (parsed) => (answer = scanOf(parsed as ParsedFile)));
+    child.once('error', (err) => (answer ??= { readError: `parser process failed: ${err.message}` }));
+    child.once('exit', (code, signal) => {
+      track.delete(child);
+      resolve(answer ?? { readError: `parser process ended (${signal ?? `exit code ${code}`}) without an answer` });
+    });
+  });
+}
+
+/** The parser's answer as the scan kdns applies; objects are parsed only if asked for. */
+function scanOf(parsed: ParsedFile): ManifestScan | { readError: string } {
+  if ('readError' in parsed) return parsed;
+  const { ids, fingerprints, json, ends } = parsed.objects;
+  const entries: ManifestEntry[] = [];
+  let i = 0;
+  for (const id of ids === '' ? [] : ids.split('\n')) {
+    const [kind, namespace, name] = id.split('\t') as [ClusterObject['kind'], string, string];
+    const start = i === 0 ? 0 : (ends[i - 1] as number);
+    const end = ends[i] as number;
+    entries.push({
+      kind,
+      namespace: namespace === '' ? undefined : namespace,
+      name,
+      fingerprint: fingerprints[i] as number,
+      load: () => JSON.parse(json.slice(start, end)) as ClusterObject,
+    });
+    i++;
+  }
+  return { errors: parsed.errors, entries };
+}
+
+/**
+ * How long the apply of a file may hold the event loop before it lets queries in: a file of
+ * 100,000 Services takes seconds to apply, and answers must not wait for it.
+ */
+const APPLY_SLICE_MS = 10;
+
+/** Resolves after the I/O that is waiting (queries) has been handled. */
+const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Calls `each` on every item, yielding to I/O whenever a slice of APPLY_SLICE_MS is used up. */
+async function inSlices<T>(items: Iterable<T>, each: (item: T) => void): Promise<void> {
+  let sliceStart = performance.now();
+  let n = 0;
+  for (const item of items) {
+    each(item);
+    if (++n % 64 === 0 && performance.now() - sliceStart > APPLY_SLICE_MS) {
+      await yieldToIo();
+      sliceStart = performance.now();
+    }
+  }
+}
+
 export class DirectorySource implements ClusterSource {
   readonly description: string;
   private readonly log: SourceLog;
@@ -96,6 +201,12 @@ export class DirectorySource implements ClusterSource {
   private stopped = false;
   private scans = 0;
   private readonly scanWaiters: Array<() => void> = [];
+  private readonly settleMs: number;
+  private readonly maxFileBytes: number;
+  private readonly parserProcessAboveBytes: number;
+  private readonly parsers = new Set<ChildProcess>();
+  /** Changed files not read yet because they were still changing: the stamp seen and since when. */
+  private readonly unsettled = new Map<string, { stamp: string; since: number }>();
 
   constructor(
     readonly dir: string,
@@ -107,6 +218,9 @@ export class DirectorySource implements ClusterSource {
     this.debounceMs = opts.debounceMs ?? 30;
     this.pollMs = opts.pollMs ?? 2000;
     this.ignoreKinds = opts.ignoreKinds ?? new Set();
+    this.settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
+    this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.parserProcessAboveBytes = opts.parserProcessAboveBytes ?? DEFAULT_PARSER_PROCESS_ABOVE_BYTES;
   }
 
   async start(): Promise<void> {
@@ -129,6 +243,7 @@ export class DirectorySource implements ClusterSource {
     this.pollTimer = undefined;
     for (const w of this.watchers.values()) w.close();
     this.watchers.clear();
+    for (const p of this.parsers) p.kill();
     await this.running;
   }
 
@@ -185,35 +300,96 @@ export class DirectorySource implements ClusterSource {
     // file is applied as soon as it is read and its text let go. Reading every file first held
     // them all at once: 110 MB of text for 100,000 Services and 150,000 Pods.
     const applyAsRead = !this.store.synced;
-    const loaded: Array<{ file: string; stamp: string; text: string | undefined }> = [];
+    const loaded: Array<{ file: string; stamp: string; scan: ManifestScan }> = [];
+    let recheckIn = Infinity;
     for (const file of tree.files) {
       let stamp: string;
+      let size: number;
+      let mtimeMs: number;
       try {
         const s = await stat(file);
         stamp = `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
+        size = s.size;
+        mtimeMs = s.mtimeMs;
       } catch {
         continue; // vanished between readdir and stat: handled as removed below
       }
       if (this.files.get(file)?.stamp === stamp) continue;
-      let text: string | undefined;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${(err as Error).message}` }]);
+      const wait = this.settleWait(file, stamp, mtimeMs);
+      if (wait > 0) {
+        recheckIn = Math.min(recheckIn, wait);
         continue;
       }
-      if (applyAsRead) this.store.batch(() => this.applyFile(file, stamp, text as string));
-      else loaded.push({ file, stamp, text });
+      if (size > this.maxFileBytes) {
+        this.reportErrors(file, stamp, [{ file, line: 0, message: `not read: ${size} bytes, over the limit of ${this.maxFileBytes} (KDNS_CLUSTER_MAX_FILE_BYTES)` }]);
+        continue;
+      }
+      const scan = await this.read(file, size);
+      if (this.stopped) break;
+      if ('readError' in scan) {
+        this.reportErrors(file, stamp, [{ file, line: 0, message: `cannot read: ${scan.readError}` }]);
+        continue;
+      }
+      // Written to while we read it: what we have may be half of it; the settle wait starts over.
+      if (this.store.synced && (await this.stampOf(file)) !== stamp) {
+        recheckIn = Math.min(recheckIn, this.settleMs);
+        continue;
+      }
+      if (applyAsRead) await this.store.batchAsync(() => this.applyFile(file, stamp, scan));
+      else loaded.push({ file, stamp, scan });
     }
     const present = new Set(tree.files);
+    for (const file of this.unsettled.keys()) if (!present.has(file)) this.unsettled.delete(file);
     // Apply synchronously so the store changes in one step per scan (one delta for caches).
-    this.store.batch(() => {
-      for (const { file, stamp, text } of loaded) this.applyFile(file, stamp, text as string);
+    await this.store.batchAsync(async () => {
+      for (const { file, stamp, scan } of loaded) await this.applyFile(file, stamp, scan);
       for (const file of [...this.files.keys()]) {
-        if (!present.has(file)) this.forgetFile(file);
+        if (!present.has(file)) await this.forgetFile(file);
       }
     });
+    if (recheckIn !== Infinity) this.schedule(recheckIn);
     this.finishScan();
+  }
+
+  /** 0 when a changed file may be read now; else how long until it may have settled. */
+  private settleWait(file: string, stamp: string, mtimeMs: number): number {
+    if (!this.store.synced || this.settleMs <= 0) return 0;
+    const now = Date.now();
+    // Last written long enough ago (a finished file moved in, a ConfigMap's atomic swap).
+    if (mtimeMs <= now - this.settleMs) {
+      this.unsettled.delete(file);
+      return 0;
+    }
+    const seen = this.unsettled.get(file);
+    if (seen?.stamp === stamp) {
+      // Unchanged since we first saw it, whatever its mtime says (a clock ahead of ours).
+      const left = seen.since + this.settleMs - now;
+      if (left <= 0) this.unsettled.delete(file);
+      return Math.max(0, left);
+    }
+    this.unsettled.set(file, { stamp, since: now });
+    return Math.min(this.settleMs, mtimeMs + this.settleMs - now);
+  }
+
+  private async stampOf(file: string): Promise<string | undefined> {
+    try {
+      const s = await stat(file);
+      return `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads and scans one file: here when small, in a child process when large. */
+  private async read(file: string, size: number): Promise<ManifestScan | { readError: string }> {
+    if (size > this.parserProcessAboveBytes) return scanInChild({ file, skipKinds: [...this.ignoreKinds] }, this.parsers);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      return { readError: (err as Error).message };
+    }
+    return scanManifests(text, file, this.ignoreKinds);
   }
 
   private finishScan(): void {
@@ -249,7 +425,7 @@ export class DirectorySource implements ClusterSource {
 
   private reportErrors(file: string, stamp: string, errors: ManifestError[]): void {
     const state = this.files.get(file);
-    const shown = relative(process.cwd(), file) || file;
+    const shown = shownPath(file);
     for (const e of errors) this.log.error(formatManifestError({ ...e, file: shown }));
     if (state) {
       state.stamp = stamp;
@@ -260,8 +436,11 @@ export class DirectorySource implements ClusterSource {
     }
   }
 
-  private applyFile(file: string, stamp: string, text: string): void {
-    const result = scanManifests(text, file, this.ignoreKinds);
+  /**
+   * Applies one file's objects: the store's subscribers get one delta for the scan (batchAsync),
+   * though queries answered between two slices may already see part of a large file.
+   */
+  private async applyFile(file: string, stamp: string, result: ManifestScan): Promise<void> {
     if (result.errors.length > 0) {
       this.reportErrors(file, stamp, result.errors);
       return;
@@ -269,8 +448,9 @@ export class DirectorySource implements ClusterSource {
     const before = this.files.get(file);
     const index = this.indexOf(file);
     const seen = new Set<string>();
-    for (const entry of result.entries) {
-      if (this.ignoreKinds.has(entry.kind)) continue;
+    const counts = { added: 0, changed: 0, removed: 0 };
+    await inSlices(result.entries, (entry) => {
+      if (this.ignoreKinds.has(entry.kind)) return;
       const key = objectKey(entry.kind, entry.namespace, entry.name);
       const value = pack(index, entry.fingerprint);
       seen.add(key);
@@ -278,16 +458,24 @@ export class DirectorySource implements ClusterSource {
       if (typeof h === 'number' && fileOf(h) !== index && this.files.has(this.filePaths[fileOf(h)] as string)) {
         this.log.warn(`${file}: ${key} is also defined in ${this.filePaths[fileOf(h)]}; using the one from ${file}`);
       }
-      if (h === value) continue;
+      if (h === value) return;
       this.store.upsert(entry.load(), value);
-    }
+      counts[h === undefined ? 'added' : 'changed']++;
+    });
     if (before && before.count > 0) {
-      for (const o of this.fileObjects(index)) {
-        if (!seen.has(objectKey(o.kind, o.namespace, o.name))) this.store.remove(o.kind, o.namespace, o.name);
-      }
+      await inSlices(this.fileObjects(index), (o) => {
+        if (!seen.has(objectKey(o.kind, o.namespace, o.name))) {
+          this.store.remove(o.kind, o.namespace, o.name);
+          counts.removed++;
+        }
+      });
     }
-    if (before?.errors.length) this.log.info(`${file}: parses again, applied`);
     this.files.set(file, { stamp, count: seen.size, errors: [] });
+    // Every change after the first load is logged (the first load logs its totals).
+    if (this.store.synced) {
+      const again = before?.errors.length ? 'parses again, ' : '';
+      this.log.info(`${shownPath(file)}: ${again}applied: ${counts.added} added, ${counts.changed} changed, ${counts.removed} removed`);
+    }
   }
 
   private indexOf(file: string): number {
@@ -301,12 +489,13 @@ export class DirectorySource implements ClusterSource {
     return i;
   }
 
-  private forgetFile(file: string): void {
+  private async forgetFile(file: string): Promise<void> {
     const state = this.files.get(file);
     if (!state) return;
     this.files.delete(file);
-    if (state.count === 0) return;
-    for (const o of this.fileObjects(this.indexOf(file))) this.store.remove(o.kind, o.namespace, o.name);
+    const objects = state.count === 0 ? [] : this.fileObjects(this.indexOf(file));
+    await inSlices(objects, (o) => this.store.remove(o.kind, o.namespace, o.name));
+    this.log.info(`${shownPath(file)}: removed: ${objects.length} objects dropped`);
   }
 
   /** The objects the file with this index defined (collected first: removing them changes the store). */

@@ -335,3 +335,50 @@ for (const c of skipCases) {
     assert.deepEqual(scan.entries.map((e) => `${e.kind} ${e.namespace ?? ''}/${e.name}`), c.entries);
   });
 }
+
+const yamlSkipCases: Array<{ name: string; text: string; entries: string[]; errors: string[] }> = [
+  {
+    name: 'skipped documents are left out, the rest read',
+    text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n',
+    entries: ['Namespace /x'],
+    errors: [],
+  },
+  {
+    name: 'an error after skipped documents keeps its line number',
+    text: '---\nkind: Pod\napiVersion: v1\nmetadata:\n  name: p\n---\nkind: "Pod"\nmetadata: {name: q}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: [\n',
+    entries: [],
+    errors: ['f.yaml:12'],
+  },
+  {
+    name: 'a skipped document that would not parse does not fail the file',
+    text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n',
+    entries: ['Namespace /x'],
+    errors: [],
+  },
+  {
+    name: 'kind only nested (a label) does not skip the document',
+    text: 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n  labels:\n    kind: Pod\n',
+    entries: ['Namespace /x'],
+    errors: [],
+  },
+  {
+    name: 'a flow-style skipped document is skipped too',
+    text: '{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: x}}\n---\n{apiVersion: v1, kind: Namespace, metadata: {name: y}}\n',
+    entries: ['Namespace /y'],
+    errors: [],
+  },
+  {
+    name: 'a List of skipped kinds is read as a list, its items skipped',
+    text: 'apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: p, namespace: x}\n',
+    entries: ['Pod x/p'],
+    errors: [],
+  },
+];
+
+for (const c of yamlSkipCases) {
+  test(`scanManifests (YAML) with skipped kinds: ${c.name}`, () => {
+    const scan = scanManifests(c.text, 'f.yaml', new Set(['Pod']));
+    assert.deepEqual(scan.errors.map((e) => `${e.file}:${e.line}`), c.errors);
+    assert.deepEqual(scan.entries.map((e) => `${e.kind} ${e.namespace ?? ''}/${e.name}`), c.entries);
+  });
+}

@@ -56,8 +56,13 @@ const KNOWN_KINDS: Record<string, readonly string[]> = {
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'Node']);
 
-/** Parses one file's text. `file` is only used in error messages. */
-export function parseManifests(text: string, file: string): ManifestResult {
+const NO_KINDS: ReadonlySet<string> = new Set();
+
+/**
+ * Parses one file's text. `file` is only used in error messages; documents whose kind is in
+ * `skipKinds` are passed over unread.
+ */
+export function parseManifests(text: string, file: string, skipKinds: ReadonlySet<string> = NO_KINDS): ManifestResult {
   const trimmed = text.trimStart();
   // JSON.parse is an order of magnitude faster than the YAML parser on the large `-o json`
   // dumps a real cluster produces; YAML (a superset) only runs when JSON fails or to find lines.
@@ -75,7 +80,7 @@ export function parseManifests(text: string, file: string): ManifestResult {
       if (found.problems.length === 0) return { objects: found.objects, errors: [] };
     }
   }
-  return parseYaml(text, file);
+  return parseYaml(text, file, skipKinds);
 }
 
 /** 53-bit string hash (cyrb53): enough to tell whether an object's text changed. */
@@ -105,8 +110,6 @@ export interface ManifestScan {
   entries: ManifestEntry[];
   errors: ManifestError[];
 }
-
-const NO_KINDS: ReadonlySet<string> = new Set();
 
 /**
  * Like parseManifests, for a reader that applies files incrementally: each entry says which
@@ -143,7 +146,7 @@ export function scanManifests(text: string, file: string, skipKinds: ReadonlySet
     }
     if (ok) return { entries, errors: [] };
   }
-  const r = parseManifests(text, file);
+  const r = parseManifests(text, file, skipKinds);
   return {
     entries: r.objects.map((obj) => ({
       kind: obj.kind,
@@ -350,16 +353,17 @@ function yaml(): Yaml {
   return yamlModule;
 }
 
-function parseYaml(text: string, file: string): ManifestResult {
-  const { LineCounter, parseAllDocuments } = yaml();
+function parseYaml(text: string, file: string, skipKinds: ReadonlySet<string> = NO_KINDS): ManifestResult {
+  const { Composer, LineCounter, Parser } = yaml();
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
   const lineOf = (offset: number): number => lineCounter.linePos(offset).line;
   const result: ManifestResult = { objects: [], errors: [] };
+  text = blankSkippedDocuments(text, skipKinds);
   const lastContent = text.trimEnd().length;
-  // parseAllDocuments returns an EmptyStream (no documents) for blank or comment-only text.
-  if (!Array.isArray(docs)) return result;
-  for (const doc of docs) {
+  // One document at a time (parseAllDocuments builds every document's tree before returning
+  // the first): a 50 MB `kubectl get -o yaml` dump never has more than one tree alive.
+  const composer = new Composer({ prettyErrors: false });
+  for (const doc of composer.compose(new Parser(lineCounter.addNewLine).parse(text))) {
     if (doc.errors.length > 0) {
       // Later errors of a document are mostly the parser's echo of the first.
       const err = doc.errors[0]!;
@@ -369,6 +373,11 @@ function parseYaml(text: string, file: string): ManifestResult {
       result.errors.push({ file, line: lineOf(at), message: `YAML: ${firstLine(err.message)}` });
       continue;
     }
+    // Kinds the reader ignores (Pods unless `pods verified`) are never converted or checked.
+    if (skipKinds.size > 0) {
+      const kind: unknown = doc.get('kind');
+      if (typeof kind === 'string' && skipKinds.has(kind)) continue;
+    }
     const found = collectObjects(doc.toJS({ maxAliasCount: 100 }));
     result.objects.push(...found.objects);
     for (const p of found.problems) {
@@ -376,6 +385,44 @@ function parseYaml(text: string, file: string): ManifestResult {
     }
   }
   return result;
+}
+
+/** A line `---` that starts a YAML document (YAML forbids it inside content at column 0). */
+const DOCUMENT_START = /^---(?=[ \t]|\r?$)/gm;
+/** A block-style document's top-level `kind:`, as kubectl writes it. */
+const TOP_LEVEL_KIND = /^kind:[ \t]*(["']?)([A-Za-z]+)\1[ \t]*(?:#.*)?\r?$/m;
+
+/**
+ * Empties, line for line, the documents whose top-level `kind:` is one the reader skips, so the
+ * YAML parser never lexes them (in a `kubectl get pods -o yaml` dump they are nearly all of
+ * it) and every other line keeps its number for error messages.
+ */
+function blankSkippedDocuments(text: string, skipKinds: ReadonlySet<string>): string {
+  if (skipKinds.size === 0) return text;
+  const starts = [0];
+  for (const m of text.matchAll(DOCUMENT_START)) if (m.index > 0) starts.push(m.index);
+  const parts: string[] = [];
+  let blanked = false;
+  for (let i = 0; i < starts.length; i++) {
+    const doc = text.slice(starts[i], starts[i + 1] ?? text.length);
+    const kind = TOP_LEVEL_KIND.exec(doc)?.[2];
+    if (kind === undefined || !skipKinds.has(kind)) {
+      parts.push(doc);
+      continue;
+    }
+    blanked = true;
+    const firstBreak = doc.indexOf('\n');
+    const head = doc.startsWith('---') ? '---' : '';
+    parts.push(head + '\n'.repeat(countLines(doc, firstBreak)));
+  }
+  return blanked ? parts.join('') : text;
+}
+
+/** Line breaks in `s` from `from` on. */
+function countLines(s: string, from: number): number {
+  let n = 0;
+  for (let i = from; i >= 0; i = s.indexOf('\n', i + 1)) n++;
+  return n;
 }
 
 function firstLine(s: string): string {

@@ -553,6 +553,20 @@ export class ClusterStore {
     }
   }
 
+  /**
+   * Like batch, for writes spread over several turns of the event loop (a large file applied in
+   * slices, queries answered between them): listeners get one delta when `fn` has finished.
+   */
+  async batchAsync<T>(fn: () => Promise<T>): Promise<T> {
+    this.batchDepth++;
+    try {
+      return await fn();
+    } finally {
+      this.batchDepth--;
+      this.flushIfIdle();
+    }
+  }
+
   // ---- writes ----
 
   /**

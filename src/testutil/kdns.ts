@@ -99,3 +99,28 @@ export function helperScript(name: string): string[] {
   const url = new URL(`./${name}${fromSource ? '.ts' : '.js'}`, import.meta.url);
   return [...(fromSource ? ['--import', 'tsx'] : []), fileURLToPath(url)];
 }
+
+/** The Node.js flags kdns is started with (deploy/Dockerfile, `npm start`, README). */
+export const SHIPPED_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size', '--v8-pool-size=1'] as const;
+
+/**
+ * Runs a script of src/testutil (name without extension) in a node started with SHIPPED_NODE_FLAGS,
+ * for measurements that must see the process as users run it; resolves to its stdout.
+ */
+export function runShippedNode(script: string, timeoutMs = 60_000): Promise<string> {
+  const file = fileURLToPath(new URL(`./${script}${fromSource ? '.ts' : '.js'}`, import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...SHIPPED_NODE_FLAGS, ...(fromSource ? ['--import', 'tsx'] : []), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${script} exited with ${code}\n${stderr}`));
+    });
+  });
+}

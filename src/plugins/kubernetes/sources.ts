@@ -2,7 +2,7 @@
 // the same place: a reload must not re-read 10,000 Services, and two blocks must not keep two
 // copies of the cluster. Reference counted: the last block to let go stops the source.
 
-import { DirectorySource } from '../../cluster/directory.js';
+import { DirectorySource, maxFileBytesFrom } from '../../cluster/directory.js';
 import type { ClusterSource, SourceLog } from '../../cluster/source.js';
 import { ClusterStore, type StoreDelta } from '../../cluster/store.js';
 import { histogram } from '../../server/metrics.js';
@@ -42,7 +42,7 @@ export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: Cluste
 async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
   if (spec.kind === 'directory') {
     const ignoreKinds = new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints']), ...(needs.multicluster ? [] : ['ServiceImport'])]);
-    return new DirectorySource(spec.dir, store, { log, ignoreKinds });
+    return new DirectorySource(spec.dir, store, { log, ignoreKinds, maxFileBytes: maxFileBytesFrom(process.env['KDNS_CLUSTER_MAX_FILE_BYTES']) });
   }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
   const { createKubeApiSource } = await import('../../cluster/kubeapi.js');
