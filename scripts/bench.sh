@@ -2,6 +2,7 @@
 # npm run bench: kdns against its peers (../shared/bench), every server in the same session,
 # then a Markdown summary with QPS, CPU µs/query and RSS side by side.
 #   REPS [1]  DURATION [15]  WORKLOADS ["auth fwd miss"]  PEERS ["minimal dnsmasq unbound kresd named"]
+#   DATA_DIR [../shared/bench/data] (fixtures; run.sh reads the same variable)
 #   KDNS_VARIANTS ["kubernetes hosts"] (auth variants; fwd runs kdns with forward + cache,
 #   miss that and kdns-k8s, the stock Kubernetes Corefile)
 # Needs root for the network namespace and pinning; installs the peers with ../shared/bench/setup.sh.
@@ -10,7 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench="$here/../shared/bench"
 [ -d "$bench" ] || { echo "bench: $bench not found (../shared/bench beside the repo)" >&2; exit 2; }
 [ -f "$here/dist/cli/main.js" ] || (cd "$here" && npx tsc -p tsconfig.json)
-if [ ! -f "$bench/data/meta.json" ] || ! command -v dnsperf >/dev/null; then
+if [ ! -f "${DATA_DIR:-$bench/data}/meta.json" ] || ! command -v dnsperf >/dev/null; then
   (cd "$bench" && ./setup.sh) || { echo "bench: setup.sh failed" >&2; exit 1; }
 fi
 REPS="${REPS:-1}"
