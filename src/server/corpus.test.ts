@@ -98,3 +98,57 @@ describe('Corefile corpus: served and asked with dig', () => {
     });
   }
 });
+
+/** The error checkCorefile gives for `text` (read as "Corefile"), or "OK". */
+async function verdict(text: string): Promise<string> {
+  try {
+    await checkCorefile('Corefile', text, { defaultPort: 53 }, createLogger(() => undefined));
+    return 'OK';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+// Users' additions from CoreDNS's plugin READMEs and setup tests (cases transcribed from
+// plugin/{nsid,metadata,pprof,cancel,root,timeouts,minimal}/setup_test.go).
+describe('Corefile corpus: common additions load, bad values name their line', () => {
+  const cases: Array<{ corefile: string; want: string }> = [
+    { corefile: '. {\n    minimal\n}', want: 'OK' },
+    { corefile: '. {\n    minimal extra\n}', want: 'Corefile:2: wrong argument count for "minimal": expected no arguments, got 1' },
+    { corefile: '. {\n    nsid\n}', want: 'OK' },
+    { corefile: '. {\n    nsid "ps0"\n}', want: 'OK' },
+    { corefile: '. {\n    nsid "tf 2"\n}', want: 'OK' },
+    { corefile: '. {\n    nsid\n    nsid\n}', want: 'Corefile:3: nsid can only be used once per server block' },
+    { corefile: '. {\n    metadata\n}', want: 'OK' },
+    { corefile: '. {\n    metadata example.com. net.\n}', want: 'OK' },
+    { corefile: '. {\n    metadata example.com. {\n        some_param\n    }\n}', want: 'Corefile:2: "metadata" does not take a block' },
+    { corefile: '. {\n    metadata\n    metadata\n}', want: 'Corefile:3: metadata can only be used once per server block' },
+    { corefile: '. {\n    pprof\n}', want: 'OK' },
+    { corefile: '. {\n    pprof 1.2.3.4:1234\n}', want: 'OK' },
+    { corefile: '. {\n    pprof :1234\n}', want: 'OK' },
+    { corefile: '. {\n    pprof :1234 -1\n}', want: 'Corefile:2: wrong argument count for "pprof": expected at most 1, got 2' },
+    { corefile: '. {\n    pprof /foo\n}', want: 'Corefile:2: invalid pprof address "/foo" (expected HOST:PORT)' },
+    { corefile: '. {\n    pprof {\n        block\n    }\n}', want: 'OK' },
+    { corefile: '. {\n    pprof {\n        block 20\n    }\n}', want: 'OK' },
+    { corefile: '. {\n    pprof {\n        block 20 30\n    }\n}', want: 'Corefile:3: wrong argument count for "block": expected at most 1, got 2' },
+    { corefile: '. {\n    pprof {\n        block invalid\n    }\n}', want: 'Corefile:3: invalid block rate: "invalid" is not an integer' },
+    { corefile: '. {\n    pprof\n    pprof\n}', want: 'Corefile:3: pprof can only be used once per server block' },
+    { corefile: '. {\n    cancel\n}', want: 'OK' },
+    { corefile: '. {\n    cancel 2s\n}', want: 'OK' },
+    { corefile: '. {\n    cancel 5 foo\n}', want: 'Corefile:2: wrong argument count for "cancel": expected at most 1, got 2' },
+    { corefile: '. {\n    cancel -1s\n}', want: 'Corefile:2: cancel timeout must be at least 1ms, got -1s' },
+    { corefile: '. {\n    root /tmp\n}', want: 'OK' },
+    { corefile: '. {\n    root\n}', want: 'Corefile:2: wrong argument count for "root": expected 1, got 0' },
+    { corefile: '. {\n    timeouts {\n        read 30s\n        write 20s\n        idle 60s\n    }\n}', want: 'OK' },
+    { corefile: '. {\n    timeouts {\n        idle 1h\n    }\n}', want: 'OK' },
+    { corefile: '. {\n    timeouts\n}', want: 'Corefile:2: timeouts needs a block with at least one of read, write or idle' },
+    { corefile: '. {\n    timeouts {\n        read 0s\n    }\n}', want: 'Corefile:3: timeouts read must be at least 1s, got 0s' },
+    { corefile: '. {\n    timeouts {\n        write 25h\n    }\n}', want: 'Corefile:3: timeouts write must be at most 24h0m0s, got 25h' },
+    { corefile: '. {\n    timeouts {\n        reed 30s\n    }\n}', want: 'Corefile:3: unknown property "reed" in timeouts block' },
+  ];
+  for (const c of cases) {
+    test(c.corefile.split('\n').slice(1, -1).join(' ⏎ ').trim(), async () => {
+      assert.equal(await verdict(c.corefile), c.want);
+    });
+  }
+});
