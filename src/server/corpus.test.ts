@@ -29,6 +29,7 @@ const corpus: Array<{ file: string; listens: string; blocks: number }> = [
   { file: 'nodelocaldns.Corefile', blocks: 4, listens: 'dns://169.254.20.10:53 (4 zones), dns://10.96.0.10:53 (4 zones)' },
   { file: 'rke2.Corefile', blocks: 1, listens: 'dns://:53 (1 zone)' },
   { file: 'gke-stubdomains.Corefile', blocks: 2, listens: 'dns://:53 (2 zones)' },
+  { file: 'additions.Corefile', blocks: 1, listens: 'dns://:53 (1 zone)' },
 ];
 
 describe('Corefile corpus: every file loads', () => {
@@ -74,6 +75,15 @@ describe('Corefile corpus: served and asked with dig', () => {
       ask: [
         { name: 'kubernetes.default.svc.cluster.local', type: 'A', want: 'NOERROR A 10.96.0.1' },
         { name: 'hostname.bind', type: 'TXT', args: ['-c', 'CH'], want: `NOERROR TXT "${hostname()}"` },
+      ],
+    },
+    {
+      file: 'additions.Corefile',
+      ask: [
+        { name: 'kubernetes.default.svc.cluster.local', type: 'A', want: 'NOERROR A 10.96.0.1' },
+        { name: 'localhost', type: 'A', want: 'NOERROR A 127.0.0.1' },
+        { name: 'localhost.default.svc.cluster.local', type: 'AAAA', want: 'NOERROR AAAA ::1' },
+        { name: 'kubernetes.default.svc.cluster.local', type: 'ANY', want: 'REFUSED' },
       ],
     },
   ];
