@@ -96,7 +96,6 @@ const SINGLE = new Set([
   'endpoint',
   'tls',
   'kubeconfig',
-  'namespaces',
   'namespace_labels',
   'labels',
   'pods',
@@ -161,7 +160,8 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
         break;
       case 'namespaces':
-        cfg.namespaces = new Set(expectArgs(p, 1));
+        // Several lines add up, as in CoreDNS.
+        cfg.namespaces = new Set([...(cfg.namespaces ?? []), ...expectArgs(p, 1)]);
         break;
       case 'namespace_labels':
         cfg.namespaceLabels = selector(p);

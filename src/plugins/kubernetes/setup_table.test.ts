@@ -34,6 +34,8 @@ const good: Array<{ input: string; want: Want }> = [
   { input: 'kubernetes coredns.local {\n\tendpoint http://localhost:9090 http://localhost:9091\n}', want: { zones: 1, namespaces: 0 } },
   { input: 'kubernetes coredns.local {\n\tnamespaces demo\n}', want: { zones: 1, namespaces: 1 } },
   { input: 'kubernetes coredns.local {\n\tnamespaces demo test\n}', want: { zones: 1, namespaces: 2 } },
+  // CoreDNS adds the namespaces of every line.
+  { input: 'kubernetes coredns.local {\n\tnamespaces demo\n\tnamespaces test demo\n}', want: { zones: 1, namespaces: 2 } },
   { input: 'kubernetes coredns.local {\n    labels environment=prod\n}', want: { zones: 1, namespaces: 0, labelRequirements: 1 } },
   { input: 'kubernetes coredns.local {\n    labels environment in (production, staging, qa),application=nginx\n}', want: { zones: 1, namespaces: 0, labelRequirements: 2 } },
   { input: 'kubernetes coredns.local {\n    namespace_labels istio-injection=enabled\n}', want: { zones: 1, namespaces: 0, namespaceLabelRequirements: 1 } },
