@@ -166,6 +166,7 @@ export class Dispatcher {
   private finish(req: DnsRequest, reply: Reply | undefined): Buffer | undefined {
     // Nothing in the chain answered: CoreDNS's "no next plugin found" is a SERVFAIL.
     const r = reply ?? errorReply(req, RCode.SERVFAIL);
+    if (r.dropped) return undefined;
     try {
       return finalizeReply(req, r);
     } catch (e) {

@@ -26,6 +26,8 @@ export class Reply {
    * an answer — the copy would only cost memory and go stale. Editing the reply clears it.
    */
   kept?: TtlRange;
+  /** Set by a plugin that answers by not answering (acl's drop): the server sends nothing. */
+  dropped?: boolean;
 
   private constructor(
     private msg: Message | undefined,

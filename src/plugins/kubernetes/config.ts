@@ -5,8 +5,10 @@
 //       namespaces NAMESPACE...      namespace_labels EXPRESSION      labels EXPRESSION
 //       pods disabled|insecure|verified      endpoint_pod_names      ttl TTL      noendpoints
 //       fallthrough [ZONES...]      ignore empty_service      startup_timeout DURATION
-//       multicluster [ZONES...]
+//       multicluster [ZONES...]      apiserver_qps QPS      apiserver_burst N
+//       apiserver_max_inflight N
 //   }
+// CoreDNS's `zonal` is refused: kdns does not serve zone-scoped names.
 
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
@@ -94,7 +96,6 @@ const SINGLE = new Set([
   'endpoint',
   'tls',
   'kubeconfig',
-  'namespaces',
   'namespace_labels',
   'labels',
   'pods',
@@ -114,9 +115,11 @@ const SINGLE = new Set([
  */
 export function parseKubernetes(d: Directive, blockZones: readonly string[], corefilePath: string, clusterDir?: string): KubernetesConfig {
   const zones = d.args.length > 0 ? zoneArgs(d, d.args) : [...blockZones];
+  const primaryZone = zones.find((z) => !isReverseZone(z));
+  if (primaryZone === undefined) throw CorefileError.at(d, 'kubernetes needs at least one zone that is not a reverse zone (in-addr.arpa, ip6.arpa)');
   const cfg: KubernetesConfig = {
     zones,
-    primaryZone: zones.find((z) => !isReverseZone(z)) ?? zones[0] ?? '.',
+    primaryZone,
     ttl: DEFAULT_TTL,
     podMode: 'disabled',
     endpointPodNames: false,
@@ -157,7 +160,8 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
         break;
       case 'namespaces':
-        cfg.namespaces = new Set(expectArgs(p, 1));
+        // Several lines add up, as in CoreDNS.
+        cfg.namespaces = new Set([...(cfg.namespaces ?? []), ...expectArgs(p, 1)]);
         break;
       case 'namespace_labels':
         cfg.namespaceLabels = selector(p);
@@ -186,7 +190,8 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         cfg.fallthrough = zoneArgs(p, p.args);
         break;
       case 'ignore': {
-        const what = expectArgs(p, 1, 1)[0] as string;
+        // CoreDNS reads only the first word.
+        const what = expectArgs(p, 1)[0] as string;
         if (what !== 'empty_service') invalidArg(p, what, 'the only thing kubernetes can ignore is empty_service');
         cfg.ignoreEmptyService = true;
         break;
@@ -194,7 +199,16 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
       case 'startup_timeout':
         cfg.startupTimeoutMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'startup_timeout');
         break;
-      case 'apiserver_qps':
+      case 'apiserver_qps': {
+        // A float, as client-go's QPS; a client-side throttle with nothing to tune in kdns.
+        const text = expectArgs(p, 1, 1)[0] as string;
+        const qps = Number(text);
+        if (text.trim() === '' || !Number.isFinite(qps)) throw CorefileError.at(argPosition(p, 0), `invalid apiserver_qps: "${text}" is not a number`);
+        if (qps < 0) throw CorefileError.at(argPosition(p, 0), `apiserver_qps must be >= 0, got ${text}`);
+        break;
+      }
+      case 'zonal':
+        throw CorefileError.at(p, 'zonal is not available in kdns (zone-scoped names for headless services are not served); remove the line');
       case 'apiserver_burst':
       case 'apiserver_max_inflight':
         // Client-side throttles of client-go; accepted so CoreDNS Corefiles load, nothing to tune here.

@@ -1,0 +1,19 @@
+// `metadata [ZONES...]`: in CoreDNS it asks plugins to publish request metadata for others
+// (log's {/name} placeholders, acl, firewall). kdns requests always carry their metadata map,
+// so the directive only checks its zones.
+import { noBlockAllowed } from '../../corefile/args.js';
+import type { Directive } from '../../corefile/ast.js';
+import type { SetupFn } from '../../server/plugin.js';
+import { oncePerBlock } from '../once.js';
+import { zoneArgs } from '../kubernetes/config.js';
+
+export function parseMetadata(d: Directive): string[] {
+  noBlockAllowed(d);
+  return zoneArgs(d, d.args);
+}
+
+export const setup: SetupFn = (ctx) => {
+  oncePerBlock(ctx, 'metadata');
+  parseMetadata(ctx.directive);
+  return { name: 'metadata' };
+};

@@ -1,0 +1,17 @@
+import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
+import type { Directive } from '../../corefile/ast.js';
+import type { SetupFn } from '../../server/plugin.js';
+import { oncePerBlock } from '../once.js';
+import { MinimalPlugin } from './handler.js';
+
+/** `minimal`: no arguments, no block. */
+export function parseMinimal(d: Directive): void {
+  expectArgs(d, 0, 0);
+  noBlockAllowed(d);
+}
+
+export const setup: SetupFn = (ctx) => {
+  oncePerBlock(ctx, 'minimal');
+  parseMinimal(ctx.directive);
+  return new MinimalPlugin();
+};
