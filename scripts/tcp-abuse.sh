@@ -4,6 +4,7 @@
 # connections open (src/testutil/tcpabuse.ts). Needs `npm run build` first.
 #   scripts/tcp-abuse.sh [IDLE HALF PIPELINERS SECONDS]   (default 2000 200 50 10)
 # KDNS_BIN=path/to/bin/kdns measures another build (e.g. a worktree of an older commit).
+# KDNS_TASKSET / LOAD_TASKSET prefix kdns / the load (e.g. "taskset -c 0" and "taskset -c 1").
 # Prints one JSON line: {"udp":{p50,p99,...},"newTcp":{...},...}; latencies in ms.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,8 +20,8 @@ example.org:$port {
     }
 }
 CONF
-node "${KDNS_BIN:-$here/bin/kdns}" serve --conf "$dir/Corefile" > "$dir/log" 2>&1 &
+${KDNS_TASKSET:-} node "${KDNS_BIN:-$here/bin/kdns}" serve --conf "$dir/Corefile" > "$dir/log" 2>&1 &
 kdns=$!
 trap 'kill $kdns 2>/dev/null; wait $kdns 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do grep -q listening "$dir/log" && break; sleep 0.1; done
-node "$here/dist/testutil/tcpabuse.js" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds" --tcp-every 50
+${LOAD_TASKSET:-} node "$here/dist/testutil/tcpabuse.js" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds" --tcp-every 50
