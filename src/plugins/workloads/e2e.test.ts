@@ -1,0 +1,87 @@
+// workloads inside a running kdns: pods of a manifest directory at loopback addresses, real dig
+// sending from those addresses, the counts read back from the Prometheus endpoint.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { dig } from '../../testutil/dig.js';
+import { freePort } from '../../testutil/net.js';
+import { parseExposition, value } from '../../testutil/prom.js';
+import { startTestServer, type TestServer } from '../../testutil/server.js';
+
+const PODS = `apiVersion: v1
+kind: Namespace
+metadata: { name: shop }
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: api-5f7c9-abcde
+  namespace: shop
+  labels: { pod-template-hash: 5f7c9 }
+  ownerReferences: [{ apiVersion: apps/v1, kind: ReplicaSet, name: api-5f7c9, controller: true, uid: u1 }]
+status: { phase: Running, podIP: 127.0.0.21 }
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: db-0
+  namespace: shop
+  ownerReferences: [{ apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true, uid: u2 }]
+status: { phase: Running, podIP: 127.0.0.22 }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: db, namespace: shop }
+spec: { clusterIP: 10.96.0.20, ports: [{ port: 5432 }] }
+`;
+
+describe('workloads end to end', () => {
+  let s: TestServer;
+  let metricsPort: number;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-'));
+    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    metricsPort = await freePort();
+    s = await startTestServer(`.:{PORT} {
+    bind 127.0.0.1
+    prometheus 127.0.0.1:${metricsPort}
+    workloads {
+        max_workloads 1
+    }
+    kubernetes cluster.local {
+        manifests ${dir}
+        pods verified
+    }
+}
+`);
+    // api walks its search list for an external name (ndots:5): three denials, then the name.
+    for (const name of ['www.example.com.shop.svc.cluster.local', 'www.example.com.svc.cluster.local', 'www.example.com.cluster.local', 'www.example.com']) {
+      await dig(name, 'A', { port: s.port, args: ['-b', '127.0.0.21'] });
+    }
+    // db finds a service at the first candidate, twice; an unknown client asks once.
+    await dig('db.shop.svc.cluster.local', 'A', { port: s.port, args: ['-b', '127.0.0.22'] });
+    await dig('db.shop.svc.cluster.local', 'A', { port: s.port, args: ['-b', '127.0.0.22'] });
+    await dig('db.shop.svc.cluster.local', 'A', { port: s.port, args: ['-b', '127.0.0.23'] });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  async function scrape(): Promise<ReturnType<typeof parseExposition>> {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    return parseExposition(await res.text());
+  }
+
+  test('the one series goes to the busiest workload, the rest are _other', async () => {
+    const m = await scrape();
+    assert.equal(value(m, 'kdns_workload_queries_total', { namespace: 'shop', workload: 'api', kind: 'Deployment', rcode: 'NXDOMAIN' }), 3);
+    assert.equal(value(m, 'kdns_workload_search_expansions_total', { namespace: 'shop', workload: 'api', kind: 'Deployment' }), 3);
+    // No forward: the name as given fails.
+    assert.equal(value(m, 'kdns_workload_queries_total', { namespace: 'shop', workload: 'api', kind: 'Deployment', rcode: 'SERVFAIL' }), 1);
+    assert.equal(value(m, 'kdns_workload_amplification', { namespace: 'shop', workload: 'api', kind: 'Deployment', family: 'A' }), 4);
+    // db (2) and the unknown client (1), all answered.
+    assert.equal(value(m, 'kdns_workload_queries_total', { workload: '_other', rcode: 'NOERROR' }), 3);
+  });
+});
