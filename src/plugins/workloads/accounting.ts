@@ -3,7 +3,7 @@
 // Everything here runs once per query, so it allocates only when a new lookup starts (the base
 // name) or a new client or workload is first seen.
 
-import { HOST_NETWORK_OWNER, canonicalIP, type PodInfo } from '../../cluster/store.js';
+import { HOST_NETWORK_OWNER, canonicalIP, flat, type PodInfo } from '../../cluster/store.js';
 import { RCode, RRType } from '../../dns/types.js';
 
 /** What the accounting needs of the cluster store: the pods that hold an IP. */
@@ -104,16 +104,16 @@ export class SearchWalk {
   /** True when `name` is a later candidate of the walk under way (an expansion), and moves past it. */
   continues(name: string, search: readonly string[]): boolean {
     if (this.next < 0) return false;
-    const base = this.base;
-    if (!name.startsWith(base)) return false;
+    const baseLength = this.base.length;
+    // Lengths first: most queries are no candidate of the walk, and a length says so for free.
     for (let j = this.next; j < search.length; j++) {
       const suffix = search[j] as string;
-      if (name.length === base.length + 1 + suffix.length && name.charCodeAt(base.length) === 46 && name.endsWith(suffix)) {
+      if (name.length === baseLength + 1 + suffix.length && name.charCodeAt(baseLength) === 46 && name.endsWith(suffix) && name.startsWith(this.base)) {
         this.next = j + 1;
         return true;
       }
     }
-    if (this.asIsPending && name.length === base.length + 1) {
+    if (this.asIsPending && name.length === baseLength + 1 && name.startsWith(this.base)) {
       this.asIsPending = false;
       this.next = search.length;
       return true;
@@ -170,7 +170,8 @@ export function workloadKey(namespace: string, kind: string, workload: string): 
 /** The cluster search list the kubelet writes for a ClusterFirst pod in `namespace`, then the host's. */
 export function podSearchList(namespace: string, zone: string, hostSearch: readonly string[]): string[] {
   const z = zone === '.' ? '' : zone;
-  return [`${namespace}.svc.${z}`, `svc.${z}`, ...(z === '' ? [] : [z]), ...hostSearch];
+  // Flat strings: they are compared with every query's name.
+  return [`${namespace}.svc.${z}`, `svc.${z}`, ...(z === '' ? [] : [z]), ...hostSearch].map(flat);
 }
 
 export class Accounting {
