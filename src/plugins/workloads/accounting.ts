@@ -58,6 +58,8 @@ export class WorkloadStats implements WorkloadId {
   readonly shown = new Float64Array(SLOTS);
   /** Tick of the last query, for dropping workloads whose pods are gone. */
   lastSeenTick = 0;
+  /** The last name whose lookup walked the search list (for the suggestion's `kdns explain`). */
+  lastExpanded = '';
   /** Samples of the cumulative counts at the last ticks (oldest first), for rates. */
   readonly samples: Sample[] = [];
 
@@ -226,6 +228,7 @@ export class Accounting {
     const walk = client.walks[family as 0 | 1];
     if (walk.continues(name, client.search)) {
       w.total[SLOT_EXPANSIONS] = (w.total[SLOT_EXPANSIONS] as number) + 1;
+      w.lastExpanded = walk.base;
       return;
     }
     w.lookups[family] = (w.lookups[family] as number) + 1;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { dig } from '../../testutil/dig.js';
+import { runKdns } from '../../testutil/kdns.js';
 import { freePort } from '../../testutil/net.js';
 import { parseExposition, value } from '../../testutil/prom.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
@@ -40,14 +41,16 @@ spec: { clusterIP: 10.96.0.20, ports: [{ port: 5432 }] }
 describe('workloads end to end', () => {
   let s: TestServer;
   let metricsPort: number;
+  let reportPort: number;
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-'));
     writeFileSync(join(dir, 'cluster.yaml'), PODS);
     metricsPort = await freePort();
+    reportPort = await freePort();
     s = await startTestServer(`.:{PORT} {
     bind 127.0.0.1
     prometheus 127.0.0.1:${metricsPort}
-    workloads {
+    workloads 127.0.0.1:${reportPort} {
         max_workloads 1
     }
     kubernetes cluster.local {
@@ -83,5 +86,56 @@ describe('workloads end to end', () => {
     assert.equal(value(m, 'kdns_workload_amplification', { namespace: 'shop', workload: 'api', kind: 'Deployment', family: 'A' }), 4);
     // db (2) and the unknown client (1), all answered.
     assert.equal(value(m, 'kdns_workload_queries_total', { workload: '_other', rcode: 'NOERROR' }), 3);
+  });
+
+  test('the JSON endpoint lists every workload, busiest first, with its amplification and a suggestion', async () => {
+    const res = await fetch(`http://127.0.0.1:${reportPort}/api/workloads`);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { workloads: Array<Record<string, unknown>> };
+    const rows = body.workloads.map((w) => [w['namespace'], w['kind'], w['workload'], w['queries'], w['lookups'], w['amplification'], w['nxdomainShare']]);
+    assert.deepEqual(rows, [
+      ['shop', 'Deployment', 'api', 4, 1, 4, 0.75],
+      ['shop', 'StatefulSet', 'db', 2, 2, 1, 0],
+      ['', 'Unknown', '_unknown', 1, 1, 1, 0],
+    ]);
+    assert.equal(body.workloads[0]?.['suggestion'], 'search list makes 4.0 queries per lookup: try dnsPolicy ClusterFirstWithAutopath (kdns explain -f deploy/api.yaml www.example.com --compare)');
+    assert.equal(body.workloads[1]?.['suggestion'], '');
+  });
+
+  test('kdns top prints the table, sorted as asked', async () => {
+    const r = await runKdns(['top', '--server', `127.0.0.1:${reportPort}`, '--sort', 'amplification']);
+    assert.equal(r.stderr, '');
+    assert.equal(r.code, 0);
+    const lines = r.stdout.trimEnd().split('\n').map((l) => l.split(/\s{2,}/).slice(0, 5));
+    assert.deepEqual(lines, [
+      ['NAMESPACE', 'WORKLOAD', 'QPS', 'NXDOMAIN', 'AMPLIFICATION'],
+      ['shop', 'deployment/api', '0.0', '75%', '4.0'],
+      ['shop', 'statefulset/db', '0.0', '0%', '1.0'],
+      ['-', '_unknown', '0.0', '0%', '1.0'],
+    ]);
+    assert.match(r.stdout, /try dnsPolicy ClusterFirstWithAutopath/);
+  });
+
+  test('kdns top -o json: the report', async () => {
+    const r = await runKdns(['top', '--server', `http://127.0.0.1:${reportPort}`, '-o', 'json']);
+    assert.equal(r.code, 0);
+    const body = JSON.parse(r.stdout) as { workloads: Array<{ workload: string }> };
+    assert.deepEqual(
+      body.workloads.map((w) => w.workload),
+      ['api', 'db', '_unknown'],
+    );
+  });
+});
+
+describe('kdns top: errors', () => {
+  test('nothing listening: exit 1 and says where it looked', async () => {
+    const port = await freePort();
+    const r = await runKdns(['top', '--server', `127.0.0.1:${port}`]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`kdns top: cannot reach http://127.0.0.1:${port}`));
+  });
+  test('a bad --sort is a usage error', async () => {
+    const r = await runKdns(['top', '--sort', 'size']);
+    assert.equal(r.code, 2);
   });
 });

@@ -14,11 +14,16 @@ export class WorkloadsPlugin implements Plugin {
     private readonly acc: Accounting,
     /** The pod index of the block's kubernetes plugin, found at start; absent = every client unknown. */
     private readonly pods: () => PodIndex | undefined,
-    private readonly onStart?: () => void,
+    private readonly onStart?: () => Promise<void>,
+    private readonly onStop?: () => Promise<void> | undefined,
   ) {}
 
-  start(): void {
-    this.onStart?.();
+  async start(): Promise<void> {
+    await this.onStart?.();
+  }
+
+  async stop(): Promise<void> {
+    await this.onStop?.();
   }
 
   serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {

@@ -1,6 +1,6 @@
 // What `kdns top` and the page show: per workload rates over a recent window and a suggestion.
 
-import type { Sample, WorkloadStats } from './accounting.js';
+import type { Accounting, Sample, WorkloadStats } from './accounting.js';
 
 export interface WindowCounts {
   seconds: number;
@@ -56,11 +56,12 @@ const WORTH_SUGGESTING = 1.5;
 
 const KIND_ABBREV: Readonly<Record<string, string>> = { Deployment: 'deploy', StatefulSet: 'sts', DaemonSet: 'ds', CronJob: 'cronjob', Job: 'job', Pod: 'pod', ReplicaSet: 'rs' };
 
-export function suggestionFor(row: Pick<WorkloadRow, 'namespace' | 'kind' | 'workload' | 'amplification'>): string {
+/** What to change, with the command that checks it; empty when the workload walks no search list. */
+export function suggestionFor(row: Pick<WorkloadRow, 'namespace' | 'kind' | 'workload' | 'amplification'>, name: string): string {
   const a = row.amplification;
   if (a === null || a < WORTH_SUGGESTING || row.workload.startsWith('_')) return '';
-  const ref = `${KIND_ABBREV[row.kind] ?? row.kind.toLowerCase()}/${row.workload}`;
-  return `search list makes ${a.toFixed(1)} queries per lookup: try dnsPolicy ClusterFirstWithAutopath or ndots:1 (kubectl get ${ref} -n ${row.namespace} -o yaml > w.yaml; kdns explain -f w.yaml NAME --compare)`;
+  const file = `${KIND_ABBREV[row.kind] ?? row.kind.toLowerCase()}/${row.workload}.yaml`;
+  return `search list makes ${a.toFixed(1)} queries per lookup: try dnsPolicy ClusterFirstWithAutopath (kdns explain -f ${file} ${name === '' ? 'NAME' : name} --compare)`;
 }
 
 export function rowOf(w: WorkloadStats, windowMs: number, now = Date.now()): WorkloadRow {
@@ -80,6 +81,43 @@ export function rowOf(w: WorkloadStats, windowMs: number, now = Date.now()): Wor
     amplificationAAAA: amplification(win.lookups[1], win.familyQueries[1]) ?? null,
     suggestion: '',
   };
-  row.suggestion = suggestionFor(row);
+  row.suggestion = suggestionFor(row, w.lastExpanded);
   return row;
+}
+
+export interface HistoryPoint {
+  /** ms since the epoch. */
+  t: number;
+  qps: number;
+  amplification: number | null;
+}
+
+export interface WorkloadsReport {
+  /** ms since the epoch. */
+  time: number;
+  windowSeconds: number;
+  workloads: Array<WorkloadRow & { history: HistoryPoint[] }>;
+}
+
+/** Rates between consecutive samples: the chart's points. */
+export function historyOf(w: WorkloadStats): HistoryPoint[] {
+  const out: HistoryPoint[] = [];
+  for (let i = 1; i < w.samples.length; i++) {
+    const a = w.samples[i - 1] as Sample;
+    const b = w.samples[i] as Sample;
+    const seconds = (b.at - a.at) / 1000;
+    const lookups = b.lookups[0] - a.lookups[0] + b.lookups[1] - a.lookups[1];
+    const queries = b.familyQueries[0] - a.familyQueries[0] + b.familyQueries[1] - a.familyQueries[1];
+    out.push({ t: b.at, qps: seconds > 0 ? (b.queries - a.queries) / seconds : 0, amplification: amplification(lookups, queries) ?? null });
+  }
+  return out;
+}
+
+/** What the JSON endpoint serves: every workload with queries in the window, busiest first. */
+export function buildReport(acc: Accounting, windowMs: number, now = Date.now()): WorkloadsReport {
+  const workloads = [...acc.workloads.values(), acc.other]
+    .map((w) => ({ ...rowOf(w, windowMs, now), history: historyOf(w) }))
+    .filter((r) => r.queries > 0 || r.history.some((p) => p.qps > 0))
+    .sort((a, b) => b.qps - a.qps || b.queries - a.queries);
+  return { time: now, windowSeconds: windowMs / 1000, workloads };
 }

@@ -5,23 +5,36 @@ import { expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { fqdn, lowerName } from '../../dns/name.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { endpointFor, parseHttpAddress, type HttpAddress } from '../health/endpoint.js';
 import { instanceKey } from '../kubernetes/setup.js';
 import { Accounting, type AccountingOptions, type PodIndex } from './accounting.js';
 import { WorkloadsPlugin } from './handler.js';
 import { registerWorkloadMetrics } from './metrics.js';
+import { buildReport } from './report.js';
+
+/** Path of the JSON report (`kdns top` reads it). */
+export const REPORT_PATH = '/api/workloads';
 
 export const DEFAULT_MAX_SERIES = 50;
 const TICK_MS = 10_000;
 
+/** Where the JSON endpoint and the page listen: loopback, next to prometheus's 9153. */
+export const DEFAULT_ADDRESS = 'localhost:9155';
+/** The window `kdns top` and the page report rates over. */
+const REPORT_WINDOW_MS = 60_000;
+
 export interface WorkloadsConfig {
+  address: HttpAddress;
   maxSeries: number;
   hostSearch: string[];
 }
 
-/** `workloads { max_workloads N; search DOMAIN... }` */
+/** `workloads [ADDRESS] { max_workloads N; search DOMAIN... }` */
 export function parseWorkloads(d: Directive): WorkloadsConfig {
-  if (d.args.length > 0) throw CorefileError.at(d, `workloads takes no arguments, got ${d.args.length}`);
-  const config: WorkloadsConfig = { maxSeries: DEFAULT_MAX_SERIES, hostSearch: [] };
+  if (d.args.length > 1) throw CorefileError.at(d, `workloads takes at most one address, got ${d.args.length} arguments`);
+  const address = parseHttpAddress(d.args[0] ?? DEFAULT_ADDRESS);
+  if (typeof address === 'string') throw CorefileError.at(d, `workloads: ${address}`);
+  const config: WorkloadsConfig = { address, maxSeries: DEFAULT_MAX_SERIES, hostSearch: [] };
   for (const prop of d.block ?? []) {
     switch (prop.name) {
       case 'max_workloads': {
@@ -61,15 +74,24 @@ export const setup: SetupFn = (ctx) => {
   registerWorkloadMetrics(ctx.shared.metrics, acc);
   const kubernetesKey = instanceKey(ctx.block.file, ctx.block.line);
   let pods: PodIndex | undefined;
+  let release: (() => Promise<void>) | undefined;
   return new WorkloadsPlugin(
     acc,
     () => pods,
-    () => {
+    async () => {
       const k = ctx.instance.get(kubernetesKey) as KubernetesLike | undefined;
       if (k && k.config.podMode !== 'verified') {
         throw CorefileError.at(d, 'workloads needs "pods verified" in the kubernetes block to know which pod has which IP');
       }
       pods = k?.source.store;
+      release = await endpointFor(ctx.shared, config.address).claim(
+        REPORT_PATH,
+        (_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(buildReport(acc, REPORT_WINDOW_MS)));
+        },
+        'workloads',
+      );
     },
+    () => release?.(),
   );
 };
