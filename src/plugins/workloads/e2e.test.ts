@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { dumpDom, hasChromium } from '../../testutil/chromium.js';
 import { dig } from '../../testutil/dig.js';
 import { runKdns } from '../../testutil/kdns.js';
 import { freePort } from '../../testutil/net.js';
@@ -124,6 +125,49 @@ describe('workloads end to end', () => {
       body.workloads.map((w) => w.workload),
       ['api', 'db', '_unknown'],
     );
+  });
+});
+
+const chromiumSkip = !hasChromium() && process.env.CI !== 'true' ? 'needs Chromium: apt-get install chromium' : false;
+
+describe('workloads live page in headless Chromium', { skip: chromiumSkip }, () => {
+  let s: TestServer;
+  let pagePort: number;
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-page-'));
+    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    pagePort = await freePort();
+    s = await startTestServer(`.:{PORT} {
+    bind 127.0.0.1
+    workloads 127.0.0.1:${pagePort}
+    kubernetes cluster.local {
+        manifests ${dir}
+        pods verified
+    }
+}
+`);
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  /** Rows of the page's table: workload, amplification cell. */
+  function rows(dom: string): string[][] {
+    return [...dom.matchAll(/<tr data-workload="([^"]+)"[^>]*>.*?<td class="num amp">([^<]*)<\/td>/g)].map((m) => [m[1] as string, m[2] as string]);
+  }
+
+  test('it loads, shows the workload the test made noisy, and keeps reading the report', async () => {
+    // db walks the search list for an external name: its row must say 4.0 queries per lookup.
+    for (const name of ['www.example.com.shop.svc.cluster.local', 'www.example.com.svc.cluster.local', 'www.example.com.cluster.local', 'www.example.com']) {
+      await dig(name, 'A', { port: s.port, args: ['-b', '127.0.0.22'] });
+    }
+    const dom = await dumpDom(`http://127.0.0.1:${pagePort}/`, 7000);
+    assert.deepEqual(rows(dom), [['shop/statefulset/db', '4.0']]);
+    assert.match(dom, /<tr data-workload="shop\/statefulset\/db" class="hot">/);
+    const refreshes = Number(/data-refreshes="(\d+)"/.exec(dom)?.[1]);
+    // One read at load, then one every 2 s of the 7 s budget.
+    assert.ok(refreshes >= 3, `the page read the report ${refreshes} times`);
+    assert.match(dom, /rates over the last 60 s - 1 workloads/);
   });
 });
 

@@ -51,6 +51,9 @@ export interface WorkloadRow {
   suggestion: string;
 }
 
+/** How often the live page reads the report again. */
+export const REPORT_POLL_MS = 2000;
+
 /** Above this many queries per lookup, suggest a change. */
 const WORTH_SUGGESTING = 1.5;
 

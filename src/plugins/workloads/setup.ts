@@ -10,6 +10,7 @@ import { instanceKey } from '../kubernetes/setup.js';
 import { Accounting, type AccountingOptions, type PodIndex } from './accounting.js';
 import { WorkloadsPlugin } from './handler.js';
 import { registerWorkloadMetrics } from './metrics.js';
+import { PAGE_HTML } from './page.js';
 import { buildReport } from './report.js';
 
 /** Path of the JSON report (`kdns top` reads it). */
@@ -84,13 +85,25 @@ export const setup: SetupFn = (ctx) => {
         throw CorefileError.at(d, 'workloads needs "pods verified" in the kubernetes block to know which pod has which IP');
       }
       pods = k?.source.store;
-      release = await endpointFor(ctx.shared, config.address).claim(
+      const endpoint = endpointFor(ctx.shared, config.address);
+      const releaseReport = await endpoint.claim(
         REPORT_PATH,
         (_req, res) => {
           res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(buildReport(acc, REPORT_WINDOW_MS)));
         },
         'workloads',
       );
+      const releasePage = await endpoint.claim(
+        '/',
+        (_req, res) => {
+          res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(PAGE_HTML);
+        },
+        'workloads',
+      );
+      release = async () => {
+        await releaseReport();
+        await releasePage();
+      };
     },
     () => release?.(),
   );
