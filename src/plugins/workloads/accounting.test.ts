@@ -78,6 +78,13 @@ describe('search-list expansion: lookups, expansions and queries per lookup', ()
       expansions: 6,
     },
     { name: 'autopath: one query per lookup', queries: [['www.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR'], ['x.org.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR']], lookups: [2, 0], queries_: [2, 0], expansions: 0 },
+    {
+      name: 'autopath, a name that exists nowhere: the name as given follows the denial',
+      queries: [['nothing.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NXDOMAIN'], ['nothing.example.com.', 'A', 'NXDOMAIN']],
+      lookups: [1, 0],
+      queries_: [2, 0],
+      expansions: 1,
+    },
     { name: 'other types count as queries, not lookups', queries: [['_http._tcp.api.shop.svc.cluster.local.', 'SRV', 'NOERROR']], lookups: [0, 0], queries_: [0, 0], expansions: 0 },
     {
       name: 'a candidate out of order starts a new lookup',

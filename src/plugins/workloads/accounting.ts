@@ -91,6 +91,10 @@ export interface Sample {
   readonly familyQueries: readonly [number, number];
 }
 
+/** `NAME.search.<ns>.<zone>.ap.k8s.io.`: the search path kdns gives ClusterFirstWithAutopath pods. */
+const AUTOPATH_TAIL = '.ap.k8s.io.';
+const AUTOPATH_MARKER = '.search.';
+
 /**
  * One client's walk through its search list for one address family: the name it looks up (`base`,
  * without the trailing dot) and the first candidate it has not tried yet. glibc and musl send A
@@ -129,6 +133,15 @@ export class SearchWalk {
     if (first !== undefined && name.length > first.length + 1 && name.endsWith(first) && name.charCodeAt(name.length - first.length - 1) === 46) {
       this.base = name.slice(0, name.length - first.length - 1);
       this.next = 1;
+      this.asIsPending = true;
+      return;
+    }
+    // A ClusterFirstWithAutopath pod's one search path: the server walks the list; after its
+    // NXDOMAIN only the name as given can follow.
+    const ap = name.endsWith(AUTOPATH_TAIL) ? name.lastIndexOf(AUTOPATH_MARKER, name.length - AUTOPATH_TAIL.length) : -1;
+    if (ap > 0) {
+      this.base = name.slice(0, ap);
+      this.next = search.length;
       this.asIsPending = true;
       return;
     }

@@ -42,6 +42,8 @@ const cases: Case[] = [
   { name: 'musl, ClusterFirst, external name', libc: 'musl', policy: 'ClusterFirst', lookup: 'www.example.com', workload: 'cf-musl', ip: '127.0.0.42', want: 5 },
   { name: 'glibc, ClusterFirstWithAutopath, external name', libc: 'glibc', policy: 'ClusterFirstWithAutopath', lookup: 'www.example.com', workload: 'ap-glibc', ip: '127.0.0.43', want: 1 },
   { name: 'musl, ClusterFirstWithAutopath, external name', libc: 'musl', policy: 'ClusterFirstWithAutopath', lookup: 'www.example.com', workload: 'ap-musl', ip: '127.0.0.44', want: 1 },
+  { name: 'glibc, ClusterFirstWithAutopath, a name that exists nowhere', libc: 'glibc', policy: 'ClusterFirstWithAutopath', lookup: 'nothing.example.com', workload: 'ap-nx-glibc', ip: '127.0.0.46', want: 2 },
+  { name: 'musl, ClusterFirst, a name that exists nowhere', libc: 'musl', policy: 'ClusterFirst', lookup: 'nothing.example.com', workload: 'cf-nx-musl', ip: '127.0.0.47', want: 5 },
   { name: 'glibc, ClusterFirst, service in another namespace', libc: 'glibc', policy: 'ClusterFirst', lookup: 'db.ns2', workload: 'svc-glibc', ip: '127.0.0.45', want: 2 },
 ];
 
@@ -134,7 +136,7 @@ describe('workloads amplification matches kdns explain and real glibc and musl',
       const oracle = autopathOracle(zoneMapOracle({ ...UPSTREAM, 'db.ns2.svc.cluster.local': { A: ['10.96.0.20'] } }), 'cluster.local');
       const predicted = predictLookup(resolvConf, c.lookup, c.libc, oracle);
       const sent = await harness.runClient({ resolvConf, name: c.lookup, libc: c.libc, server: `127.0.0.1:${c.policy === 'ClusterFirst' ? s.port : autopathPort}`, source: c.ip });
-      assert.equal(sent.status, 0, sent.stderr);
+      assert.equal(sent.status, predicted.result === 'resolved' ? 0 : 2, sent.stderr);
       const res = await fetch(`http://127.0.0.1:${reportPort}/api/workloads`);
       const report = (await res.json()) as { workloads: Array<{ workload: string; amplification: number | null; amplificationA: number | null; amplificationAAAA: number | null; lookups: number }> };
       const row = report.workloads.find((w) => w.workload === c.workload);
