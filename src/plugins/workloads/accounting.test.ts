@@ -151,6 +151,17 @@ describe('attribution by client IP', () => {
     assert.equal(acc.workloads.get('ns1/StatefulSet/w')?.queries, 2);
     assert.equal(acc.workloads.get('/Unknown/_unknown')?.queries, 1);
   });
+
+  test('a tick forgets the clients of pods the index no longer holds', () => {
+    const acc = accounting();
+    const index = new Index().add(podInfo('w-0', 'ns1', '10.1.0.20', { kind: 'StatefulSet', name: 'w', controller: true }));
+    play(acc, index, '10.1.0.20', [['a.example.com.', 'A', 'NOERROR']]);
+    acc.advance(1000);
+    assert.equal(acc.knownPods, 1);
+    index.byIp.clear();
+    acc.advance(11_000);
+    assert.equal(acc.knownPods, 0);
+  });
 });
 
 describe('bounded Prometheus cardinality', () => {

@@ -171,6 +171,25 @@ describe('workloads live page in headless Chromium', { skip: chromiumSkip }, () 
   });
 });
 
+describe('workloads: the pod index it needs', () => {
+  test('a kubernetes block that does not watch pods is a Corefile error naming the fix', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-nopods-'));
+    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    const port = await freePort();
+    await assert.rejects(
+      startTestServer(`.:{PORT} {
+    bind 127.0.0.1
+    workloads 127.0.0.1:${port}
+    kubernetes cluster.local {
+        manifests ${dir}
+    }
+}
+`),
+      /Corefile:3: workloads needs "pods verified" in the kubernetes block to know which pod has which IP/,
+    );
+  });
+});
+
 describe('kdns top: errors', () => {
   test('nothing listening: exit 1 and says where it looked', async () => {
     const port = await freePort();
