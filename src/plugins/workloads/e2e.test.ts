@@ -39,13 +39,19 @@ metadata: { name: db, namespace: shop }
 spec: { clusterIP: 10.96.0.20, ports: [{ port: 5432 }] }
 `;
 
+/** A manifest directory holding PODS. */
+function podsDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-'));
+  writeFileSync(join(dir, 'cluster.yaml'), PODS);
+  return dir;
+}
+
 describe('workloads end to end', () => {
   let s: TestServer;
   let metricsPort: number;
   let reportPort: number;
   before(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-'));
-    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    const dir = podsDir();
     metricsPort = await freePort();
     reportPort = await freePort();
     s = await startTestServer(`.:{PORT} {
@@ -134,8 +140,7 @@ describe('workloads live page in headless Chromium', { skip: chromiumSkip }, () 
   let s: TestServer;
   let pagePort: number;
   before(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-page-'));
-    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    const dir = podsDir();
     pagePort = await freePort();
     s = await startTestServer(`.:{PORT} {
     bind 127.0.0.1
@@ -173,8 +178,7 @@ describe('workloads live page in headless Chromium', { skip: chromiumSkip }, () 
 
 describe('workloads: the pod index it needs', () => {
   test('a kubernetes block that does not watch pods is a Corefile error naming the fix', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-nopods-'));
-    writeFileSync(join(dir, 'cluster.yaml'), PODS);
+    const dir = podsDir();
     const port = await freePort();
     await assert.rejects(
       startTestServer(`.:{PORT} {
