@@ -22,8 +22,10 @@ const SCRIPT = `
 const POLL_MS = ${REPORT_POLL_MS};
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
 let refreshes = 0;
+const SVG_TAGS = { text: 1, line: 1, polyline: 1, circle: 1 };
 function el(tag, attrs, text) {
-  const e = document.createElement(tag);
+  // Chart parts must be made in the SVG namespace, or the browser draws nothing.
+  const e = SVG_TAGS[tag] ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
   for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
   if (text !== undefined) e.textContent = text;
   return e;
@@ -58,6 +60,8 @@ function drawChart(id, list, pick) {
   svg.appendChild(el('line', { x1: P, y1: y(0), x2: W - P, y2: y(0), stroke: '#999' }));
   series.forEach(function (s, i) {
     svg.appendChild(el('polyline', { fill: 'none', stroke: COLORS[i], 'stroke-width': 2, 'data-workload': label(list[i]), points: s.map(function (p) { return x(p[0]).toFixed(1) + ',' + y(p[1]).toFixed(1); }).join(' ') }));
+    // Dots too: a line needs two points, and the first minute has only one or two.
+    for (const p of s) svg.appendChild(el('circle', { cx: x(p[0]).toFixed(1), cy: y(p[1]).toFixed(1), r: 3, fill: COLORS[i] }));
   });
 }
 function drawLegend(list) {
