@@ -174,6 +174,23 @@ describe('workloads live page in headless Chromium', { skip: chromiumSkip }, () 
     assert.ok(refreshes >= 3, `the page read the report ${refreshes} times`);
     assert.match(dom, /rates over the last 60 s - 1 workloads/);
   });
+
+  test('the charts draw a point per 10 s tick once two ticks have passed', async () => {
+    // Queries between two ticks of the server's 10 s clock make one point of each chart.
+    const walk = async (): Promise<void> => {
+      for (const name of ['www.example.com.shop.svc.cluster.local', 'www.example.com.svc.cluster.local', 'www.example.com.cluster.local', 'www.example.com']) {
+        await dig(name, 'A', { port: s.port, args: ['-b', '127.0.0.22'] });
+      }
+    };
+    for (let i = 0; i < 4; i++) {
+      await walk();
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+    }
+    const dom = await dumpDom(`http://127.0.0.1:${pagePort}/`, 3000);
+    const points = (id: string): number => Number(new RegExp(`<svg id="${id}"[^>]*data-points="(\\d+)"`).exec(dom)?.[1]);
+    assert.ok(points('qps') >= 1, `QPS chart: ${points('qps')} points`);
+    assert.ok(points('amp') >= 1, `amplification chart: ${points('amp')} points`);
+  });
 });
 
 describe('workloads: the pod index it needs', () => {

@@ -53,16 +53,21 @@ function drawChart(id, list, pick) {
   const series = list.slice(0, COLORS.length).map(function (w) { return w.history.map(function (p) { return [p.t, pick(p)]; }).filter(function (p) { return p[1] !== null; }); });
   let t0 = Infinity, t1 = -Infinity, max = 0;
   for (const s of series) for (const p of s) { t0 = Math.min(t0, p[0]); t1 = Math.max(t1, p[0]); max = Math.max(max, p[1]); }
-  if (!isFinite(t0) || max === 0) { svg.appendChild(el('text', { x: P, y: H / 2 }, 'collecting (one point per 10 s)')); return; }
+  if (!isFinite(t0) || max === 0) { svg.setAttribute('data-points', '0'); svg.appendChild(el('text', { x: P, y: H / 2 }, 'collecting (one point per 10 s)')); return; }
   const x = function (t) { return P + (t1 === t0 ? 0 : (t - t0) / (t1 - t0)) * (W - 2 * P); };
   const y = function (v) { return H - P + 10 - (v / max) * (H - 2 * P); };
   svg.appendChild(el('text', { x: 2, y: y(max) + 4, 'font-size': 10 }, max.toFixed(1)));
   svg.appendChild(el('line', { x1: P, y1: y(0), x2: W - P, y2: y(0), stroke: '#999' }));
+  svg.setAttribute('data-points', '0');
   series.forEach(function (s, i) {
     svg.appendChild(el('polyline', { fill: 'none', stroke: COLORS[i], 'stroke-width': 2, 'data-workload': label(list[i]), points: s.map(function (p) { return x(p[0]).toFixed(1) + ',' + y(p[1]).toFixed(1); }).join(' ') }));
     // Dots too: a line needs two points, and the first minute has only one or two.
     for (const p of s) svg.appendChild(el('circle', { cx: x(p[0]).toFixed(1), cy: y(p[1]).toFixed(1), r: 3, fill: COLORS[i] }));
   });
+  // What the browser drew as SVG (tests read it: an element in the wrong namespace is not drawn).
+  let drawn = 0;
+  for (const c of svg.children) if (c instanceof SVGCircleElement) drawn++;
+  svg.setAttribute('data-points', String(drawn));
 }
 function drawLegend(list) {
   const legend = document.getElementById('legend');
