@@ -41,6 +41,7 @@ const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Reg
   ['resolvconf', () => import('./resolvconf.js')],
   ['validate', () => import('./validate.js')],
   ['explain', () => import('./explain.js')],
+  ['top', () => import('./top.js')],
   ['operator', () => import('./operator.js')],
   ['node-resolver', () => import('./node-resolver.js')],
   ['coredns', () => import('./coredns.js')],

@@ -62,7 +62,15 @@ export interface PodInfo {
   readonly terminating: boolean;
   readonly labels: Labels | undefined;
   readonly version: ObjectVersion | undefined;
+  /**
+   * The workload that runs the pod as "Kind/name" (one shared string per workload),
+   * HOST_NETWORK_OWNER for a hostNetwork pod (its IP is the node's), undefined for a bare pod.
+   */
+  readonly owner: string | undefined;
 }
+
+/** PodInfo.owner of a pod on the node's network: its IP says nothing about which pod asked. */
+export const HOST_NETWORK_OWNER = 'hostNetwork';
 
 export interface NamespaceInfo {
   readonly name: string;
@@ -140,6 +148,7 @@ class Interner<T> {
 const namespaceNames = new Interner<string>(100_000);
 const portLists = new Interner<readonly PortInfo[]>(20_000);
 const labelSets = new Interner<Labels>(50_000);
+const ownerNames = new Interner<string>(100_000);
 
 function internNamespace(ns: string): string {
   return namespaceNames.get(ns, () => ns);
@@ -410,6 +419,36 @@ export function endpointsToGroups(ep: Endpoints, version?: ObjectVersion): Endpo
   });
 }
 
+/** The name without the "-<suffix>" a controller appends to the name of what it creates (a hash, a timestamp). */
+function withoutSuffix(name: string, suffix: string | undefined): string | undefined {
+  if (!suffix || !name.endsWith(`-${suffix}`) || name.length <= suffix.length + 1) return undefined;
+  return name.slice(0, name.length - suffix.length - 1);
+}
+
+/**
+ * The workload behind a pod from its controller reference alone, without watching ReplicaSets or
+ * Jobs: a Deployment's ReplicaSet is named "<deployment>-<pod-template-hash>" (the hash is also a
+ * pod label), a CronJob's Job "<cronjob>-<scheduled minute>" (digits only).
+ */
+export function podOwner(pod: Pod): string | undefined {
+  if (pod.spec?.hostNetwork === true) return HOST_NETWORK_OWNER;
+  const refs = pod.metadata.ownerReferences;
+  if (!Array.isArray(refs) || refs.length === 0) return undefined;
+  const ref = refs.find((r) => r.controller === true) ?? refs[0];
+  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
+  let kind = ref.kind;
+  let name = ref.name;
+  if (kind === 'ReplicaSet') {
+    const deployment = withoutSuffix(name, pod.metadata.labels?.['pod-template-hash']);
+    if (deployment !== undefined) [kind, name] = ['Deployment', deployment];
+  } else if (kind === 'Job') {
+    const m = /^(.+)-(\d{8,12})$/.exec(name);
+    if (m) [kind, name] = ['CronJob', m[1] as string];
+  }
+  const owner = `${kind}/${name}`;
+  return ownerNames.get(owner, () => flat(owner));
+}
+
 export function toPodInfo(pod: Pod, version?: ObjectVersion): PodInfo {
   const status = pod.status ?? {};
   const given = status.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : status.podIP ? [status.podIP] : [];
@@ -421,6 +460,7 @@ export function toPodInfo(pod: Pod, version?: ObjectVersion): PodInfo {
     terminating: pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
     labels: nonEmptyLabels(pod.metadata.labels),
     version,
+    owner: podOwner(pod),
   };
 }
 

@@ -10,6 +10,16 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   deletionTimestamp?: string;
+  /** Read for Pods only: the controller reference names the workload that runs the pod. */
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion?: string;
+  kind: string;
+  name: string;
+  uid?: string;
+  controller?: boolean;
 }
 
 export interface TypeMeta {

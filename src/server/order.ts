@@ -20,6 +20,9 @@ export const PLUGIN_ORDER: readonly string[] = [
   'health',
   'pprof',
   'prometheus',
+  // kdns: counts each query against the client pod's workload; this early it sees every query
+  // and the rcode the client finally gets (after cache, autopath and forward).
+  'workloads',
   'errors',
   'log',
   'dnstap',

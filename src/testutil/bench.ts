@@ -18,3 +18,14 @@ export function cpuNsPerQuery(label: string, packets: readonly Buffer[], total: 
   console.log(`${label.padEnd(labelWidth)} ${ns.toFixed(0).padStart(5)} ns/query${sink === total ? '' : ` (${sink} answered)`}`);
   return ns;
 }
+
+/** Like cpuNsPerQuery for a call that takes no packet: CPU ns per call of `fn` after a warm-up of n/10. */
+export function cpuNsPerCall(label: string, n: number, fn: () => void, labelWidth = 34): number {
+  for (let i = 0; i < n / 10; i++) fn();
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) fn();
+  const used = process.cpuUsage(start);
+  const ns = ((used.user + used.system) * 1000) / n;
+  console.log(`${label.padEnd(labelWidth)} ${ns.toFixed(1)} ns/query`);
+  return ns;
+}

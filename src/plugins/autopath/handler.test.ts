@@ -258,7 +258,7 @@ describe('classic autopath (CoreDNS)', () => {
     });
   }
 
-  const pod = (ip: string, namespace: string, phase: PodInfo['phase'] = 'Running'): PodInfo => ({ name: 'p', namespace, ips: [ip], phase, terminating: false, labels: undefined, version: undefined });
+  const pod = (ip: string, namespace: string, phase: PodInfo['phase'] = 'Running'): PodInfo => ({ name: 'p', namespace, ips: [ip], phase, terminating: false, labels: undefined, version: undefined, owner: undefined });
   const k8s = (podMode: string): KubernetesView => ({
     config: { zones: ['cluster.local.'], podMode },
     source: { store: { podsByIP: (ip: string) => [pod('10.244.0.5', 'ns1'), pod('10.244.0.6', 'ns2', 'Succeeded')].filter((p) => p.ips.includes(ip)) } },
