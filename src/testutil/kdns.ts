@@ -1,6 +1,7 @@
 // Test helper: runs the real `kdns` command as a child process, from src/ under tsx (when the
 // tests run from .ts) or from dist/ (when `npm test` runs the compiled tests).
 
+import { spawnCollected } from './proc.js';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -76,20 +77,13 @@ export interface StartKdnsOptions {
 export function startKdns(args: readonly string[], opts: StartKdnsOptions = {}): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
   const nodeArgv = [...(opts.nodeArgs ?? []), ...kdnsCommand(args)];
   const [cmd, argv] = opts.fdLimit === undefined ? [process.execPath, nodeArgv] : withFileLimit(opts.fdLimit, nodeArgv);
-  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const p = spawnCollected(cmd, argv, { killAfterMs: 5000 });
   return {
-    child,
-    output: () => out,
+    child: p.child,
+    output: p.output,
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-      if (!opts.allowPanics) assertNoPanic(out);
+      await p.stop();
+      if (!opts.allowPanics) assertNoPanic(p.output());
     },
   };
 }

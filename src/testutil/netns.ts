@@ -4,6 +4,7 @@
 // (writes stay in a scratch directory) and host directories or files are bind-mounted at the
 // paths a manifest's volumeMounts give (/etc/coredns, /var/run/secrets/…), so kdns runs with
 // the manifest's exact arguments and paths while the host's files stay untouched.
+import { spawnCollected } from './proc.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -77,23 +78,7 @@ export class NetNs {
   /** Starts `cmd` in the namespace, in `sandbox` when given. */
   spawn(cmd: readonly string[], opts: { env?: NodeJS.ProcessEnv; sandbox?: Sandbox } = {}): Proc {
     const inner = opts.sandbox ? opts.sandbox.wrap(cmd) : [...cmd];
-    const child = spawn('ip', ['netns', 'exec', this.name, ...inner], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
-    let out = '';
-    child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-    const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    return {
-      child,
-      output: () => out,
-      done,
-      stop: async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-        const code = await done;
-        clearTimeout(timer);
-        return code;
-      },
-    };
+    return spawnCollected('ip', ['netns', 'exec', this.name, ...inner], { ...(opts.env ? { env: opts.env } : {}), killAfterMs: 15_000 });
   }
 
   delete(): void {

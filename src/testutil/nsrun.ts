@@ -5,6 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { assertNoPanic, kdnsCommand } from './kdns.js';
+import { spawnCollected } from './proc.js';
 import { waitFor } from './net.js';
 
 /** Why namespaces cannot be made here, or false when they can. */
@@ -79,22 +80,8 @@ export class Netns {
   /** Starts a long-running command in the namespace. */
   start(cmd: readonly string[]): NsProcess {
     // nsenter execs the command, so the child's pid is the command's own.
-    const child = spawn('nsenter', [`--net=${this.path}`, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-    const done = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-    return {
-      child,
-      output: () => out,
-      done,
-      stop: async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await done;
-        clearTimeout(timer);
-      },
-    };
+    const p = spawnCollected('nsenter', [`--net=${this.path}`, ...cmd], { killAfterMs: 5000 });
+    return { ...p, stop: () => p.stop().then(() => undefined) };
   }
 
   /** `kdns args…` in the namespace; stop() fails when its process guard caught an error. */
