@@ -38,7 +38,7 @@ const NODE_RESOLVER = '10.0.0.53';
 const STUB_SERVER = '10.0.0.54';
 
 /** The DaemonSet's args after the install-time sed (__PILLAR__LOCAL__DNS__, __PILLAR__DNS__SERVER__). */
-const ARGS = ['-localip', `${LOCAL_IP},${KUBE_DNS_IP}`, '-conf', '/etc/Corefile', '-upstreamsvc', 'kube-dns-upstream', '-pidfile', '/tmp/node-cache.pid'];
+const ARGS = ['-localip', `${LOCAL_IP},${KUBE_DNS_IP}`, '-conf', '/etc/Corefile', '-upstreamsvc', 'kube-dns-upstream', '-pidfile', '/run/node-cache/node-cache.pid'];
 
 /** kdns's search-path block, added to the node-local-dns ConfigMap: available on top of the stock configuration. */
 const AP_BLOCK = `ap.k8s.io:53 {
@@ -100,8 +100,9 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     await waitFor(() => clusterDns.output().includes(`listening on ${UPSTREAM_SVC_IP}:53`) || clusterDns.child.exitCode !== null, 30_000, 100);
     nodeLocalDns = configMapDir({ 'Corefile.base': STOCK_TEMPLATE });
     kubeDns = configMapDir({ stubDomains: '', upstreamNameservers: '' });
+    // The pidfile's folder, seen from the host (not /tmp itself: the checkout may live under it).
     tmp = scratchDir('tmp');
-    sandbox = new Sandbox({ '/etc/coredns': nodeLocalDns, '/etc/kube-dns': kubeDns, '/etc/resolv.conf': nodeResolv, '/tmp': tmp });
+    sandbox = new Sandbox({ '/etc/coredns': nodeLocalDns, '/etc/kube-dns': kubeDns, '/etc/resolv.conf': nodeResolv, '/run/node-cache': tmp });
     cache = startCache(ARGS);
     await listening(cache);
   });
@@ -238,7 +239,6 @@ describe('kdns with the args of the stock nodelocaldns.yaml DaemonSet, in a node
     // In this pod only, iptables is a program that finds the xtables lock taken, as iptables does.
     const lockedIptables = join(scratchDir('iptables'), 'iptables');
     writeFileSync(lockedIptables, '#!/bin/sh\necho "Another app is currently holding the xtables lock. Stopped waiting after 5s." >&2\nexit 4\n', { mode: 0o755 });
-    // Bound before /tmp is covered, as the file is under the host's /tmp.
     const locked = new Sandbox({ '/usr/sbin/iptables': lockedIptables, ...sandbox.binds });
     const p = ns.spawn([process.execPath, ...kdnsCommand(ARGS)], { env, sandbox: locked });
     try {
