@@ -328,33 +328,13 @@ export async function truncatingUpstream(tcpTarget: number): Promise<Scripted> {
     c.on('error', end);
     up.on('error', end);
   });
-  state.port = await bindUdpThenTcp(udp, tcp);
+  state.port = await freePort();
+  await new Promise<void>((r) => udp.bind(state.port, '127.0.0.1', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    tcp.once('error', reject);
+    tcp.listen(state.port, '127.0.0.1', () => resolve());
+  });
   return state;
-}
-
-/**
- * One port for both: UDP takes a free one, TCP listens on the same number. That port can be a
- * client's ephemeral TCP port at the moment (tests run in parallel), so a taken one is retried.
- */
-async function bindUdpThenTcp(udp: dgram.Socket, tcp: net.Server): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    const probe = dgram.createSocket('udp4');
-    await new Promise<void>((r) => probe.bind(0, '127.0.0.1', () => r()));
-    const port = probe.address().port;
-    const listened = await new Promise<Error | undefined>((resolve) => {
-      tcp.once('error', resolve);
-      tcp.listen(port, '127.0.0.1', () => {
-        tcp.off('error', resolve);
-        resolve(undefined);
-      });
-    });
-    await new Promise<void>((r) => probe.close(() => r()));
-    if (listened === undefined) {
-      await new Promise<void>((r) => udp.bind(port, '127.0.0.1', () => r()));
-      return port;
-    }
-    if (attempt >= 20) throw listened;
-  }
 }
 
 /**
