@@ -128,37 +128,15 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
     source: { kind: 'api', resyncMs: 0 },
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
   };
-  let endpoint: string | undefined;
-  let tls: { cert: string; key: string; ca: string } | undefined;
-  let kubeconfig: { path: string; context?: string } | undefined;
-  let manifests: string | undefined;
+  const source: SourceProperties = { lines: new Map() };
   const seen = new Map<string, Directive>();
   for (const p of d.block ?? []) {
     if (SINGLE.has(p.name)) {
       if (seen.has(p.name)) duplicateProperty(p, 'kubernetes');
       seen.set(p.name, p);
     }
+    if (readSourceProperty(p, corefilePath, source)) continue;
     switch (p.name) {
-      case 'endpoint': {
-        // CoreDNS takes several but only ever talks to the first.
-        const urls = expectArgs(p, 1);
-        endpoint = urls[0] as string;
-        if (!/^https?:\/\//.test(endpoint)) invalidArg(p, endpoint, 'expected an http:// or https:// URL');
-        break;
-      }
-      case 'tls': {
-        const [cert, key, ca] = expectArgs(p, 3, 3) as [string, string, string];
-        tls = { cert: pathFrom(corefilePath, cert), key: pathFrom(corefilePath, key), ca: pathFrom(corefilePath, ca) };
-        break;
-      }
-      case 'kubeconfig': {
-        const [path, context] = expectArgs(p, 1, 2) as [string, string | undefined];
-        kubeconfig = context === undefined ? { path: pathFrom(corefilePath, path) } : { path: pathFrom(corefilePath, path), context };
-        break;
-      }
-      case 'manifests':
-        manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
-        break;
       case 'namespaces':
         // Several lines add up, as in CoreDNS.
         cfg.namespaces = new Set([...(cfg.namespaces ?? []), ...expectArgs(p, 1)]);
@@ -231,14 +209,74 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
   if (cfg.namespaces && cfg.namespaceLabels) {
     throw CorefileError.at(d, 'namespaces and namespace_labels cannot both be set');
   }
-  if (manifests !== undefined) {
-    const clash = ['endpoint', 'tls', 'kubeconfig'].find((n) => seen.has(n));
-    if (clash) throw CorefileError.at(seen.get(clash) as Directive, `${clash} cannot be combined with manifests (one source per block)`);
-    cfg.source = { kind: 'directory', dir: manifests };
-  } else if (endpoint === undefined && kubeconfig === undefined && clusterDir !== undefined) {
-    cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
-  } else {
-    cfg.source = { kind: 'api', resyncMs: 0, ...(endpoint !== undefined ? { endpoint } : {}), ...(tls ? { tls } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
-  }
+  const named = namedSource(source);
+  if (named !== undefined) cfg.source = named;
+  else if (clusterDir !== undefined) cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
+  else cfg.source = apiSource(source);
   return cfg;
+}
+
+/** The source properties of a block (kubernetes, workloads): where cluster objects are read from. */
+export interface SourceProperties {
+  endpoint?: string;
+  tls?: { cert: string; key: string; ca: string };
+  kubeconfig?: { path: string; context?: string };
+  manifests?: string;
+  /** Each property's line, for errors. */
+  lines: Map<string, Directive>;
+}
+
+/**
+ * Reads `p` into `props` when it is a source property (`endpoint URL`, `tls CERT KEY CACERT`,
+ * `kubeconfig KUBECONFIG [CONTEXT]`, `manifests DIR`); false when it is none of them. Paths
+ * resolve against the Corefile's folder. Duplicates are the caller's to refuse.
+ */
+export function readSourceProperty(p: Directive, corefilePath: string, props: SourceProperties): boolean {
+  switch (p.name) {
+    case 'endpoint': {
+      // CoreDNS takes several but only ever talks to the first.
+      const url = expectArgs(p, 1)[0] as string;
+      if (!/^https?:\/\//.test(url)) invalidArg(p, url, 'expected an http:// or https:// URL');
+      props.endpoint = url;
+      break;
+    }
+    case 'tls': {
+      const [cert, key, ca] = expectArgs(p, 3, 3) as [string, string, string];
+      props.tls = { cert: pathFrom(corefilePath, cert), key: pathFrom(corefilePath, key), ca: pathFrom(corefilePath, ca) };
+      break;
+    }
+    case 'kubeconfig': {
+      const [path, context] = expectArgs(p, 1, 2) as [string, string | undefined];
+      props.kubeconfig = context === undefined ? { path: pathFrom(corefilePath, path) } : { path: pathFrom(corefilePath, path), context };
+      break;
+    }
+    case 'manifests':
+      props.manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
+      break;
+    default:
+      return false;
+  }
+  props.lines.set(p.name, p);
+  return true;
+}
+
+/**
+ * The source the properties name: the manifests directory, or the API when endpoint or
+ * kubeconfig is given; undefined when they name none. Manifests with an API property is an
+ * error at the API property's line (one source per block).
+ */
+export function namedSource(props: SourceProperties): SourceSpec | undefined {
+  if (props.manifests !== undefined) {
+    const clash = ['endpoint', 'tls', 'kubeconfig'].find((n) => props.lines.has(n));
+    if (clash) throw CorefileError.at(props.lines.get(clash) as Directive, `${clash} cannot be combined with manifests (one source per block)`);
+    return { kind: 'directory', dir: props.manifests };
+  }
+  if (props.endpoint === undefined && props.kubeconfig === undefined) return undefined;
+  return apiSource(props);
+}
+
+/** The API source of the properties; with neither endpoint nor kubeconfig, the in-cluster service account. */
+export function apiSource(props: SourceProperties): SourceSpec {
+  const { endpoint, tls, kubeconfig } = props;
+  return { kind: 'api', resyncMs: 0, ...(endpoint !== undefined ? { endpoint } : {}), ...(tls ? { tls } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
 }

@@ -5,7 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { CorefileError } from '../../corefile/ast.js';
 import { canonicalIP } from '../../cluster/store.js';
 import type { BlockSettings, SetupFn } from '../../server/plugin.js';
-import { parseKubernetes, type KubernetesConfig } from './config.js';
+import { parseKubernetes, type SourceSpec } from './config.js';
 import { KubernetesPlugin } from './handler.js';
 import { SourceRegistry } from './sources.js';
 
@@ -33,16 +33,17 @@ export function localAddresses(settings: BlockSettings): string[] {
   return out;
 }
 
-function checkDirectory(cfg: KubernetesConfig, at: { file: string; line: number }): void {
-  if (cfg.source.kind !== 'directory') return;
-  const dir = cfg.source.dir;
+/** A source of manifests must be a directory that exists when the Corefile loads (a typo fails here, with its line). */
+export function checkManifestsDirectory(source: SourceSpec, at: { file: string; line: number }, plugin: string): void {
+  if (source.kind !== 'directory') return;
+  const dir = source.dir;
   let isDir = false;
   try {
     isDir = statSync(dir).isDirectory();
   } catch (e) {
-    throw CorefileError.at(at, `kubernetes: manifests directory ${dir}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : (e as Error).message}`);
+    throw CorefileError.at(at, `${plugin}: manifests directory ${dir}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : (e as Error).message}`);
   }
-  if (!isDir) throw CorefileError.at(at, `kubernetes: manifests ${dir} is not a directory`);
+  if (!isDir) throw CorefileError.at(at, `${plugin}: manifests ${dir} is not a directory`);
 }
 
 export const setup: SetupFn = async (ctx) => {
@@ -50,7 +51,7 @@ export const setup: SetupFn = async (ctx) => {
   const key = instanceKey(ctx.block.file, ctx.block.line);
   if (ctx.instance.has(key)) throw CorefileError.at(d, 'kubernetes can only be used once per server block');
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.corefilePath, ctx.options.clusterDir);
-  checkDirectory(cfg, d);
+  checkManifestsDirectory(cfg.source, d, 'kubernetes');
   let handle;
   try {
     handle = await SourceRegistry.of(ctx.shared).acquire(cfg.source, { pods: cfg.podMode === 'verified', endpoints: !cfg.noEndpoints, multicluster: (cfg.multiclusterZones ?? []).length > 0 });
