@@ -8,6 +8,9 @@
 //   - watch: newline-delimited `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": …}`
 //     from the requested resourceVersion on (no version: the current objects as ADDED first),
 //     then live events, BOOKMARKs at a cadence when asked for, until `timeoutSeconds`;
+//   - field selectors (`fieldSelector=spec.nodeName=n1,status.phase!=Failed`) on lists and
+//     watches, for the fields the API server allows per kind; a watched object that stops
+//     matching is a DELETED event, one that starts matching an ADDED event;
 //   - a resourceVersion older than the compacted history: an ERROR event with a 410 Status
 //     (or, when asked, an HTTP 410 response, as some API servers and proxies give);
 //   - field ownership (managedFields) per field manager, with server-side apply's semantics on
@@ -60,11 +63,66 @@ interface Event {
   rv: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   object: ApiObject;
+  /** What a MODIFIED object was before (a field selector may have matched only one of them). */
+  prev?: ApiObject;
 }
 
 interface Watcher {
   res: ServerResponse;
   namespace?: string;
+  fields: FieldTerm[];
+}
+
+/** One requirement of a field selector: the field at `path` equals (or not) `value`. */
+interface FieldTerm {
+  field: string;
+  equal: boolean;
+  value: string;
+}
+
+/** Fields the API server lets a selector name, beyond metadata.name and metadata.namespace (core/v1's field label conversions). */
+const SELECTABLE_FIELDS: Record<string, readonly string[]> = {
+  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  Service: ['spec.clusterIP', 'spec.type'],
+  Node: ['spec.unschedulable'],
+};
+
+/** A field selector as the API server reads it: `a=b`, `a==b`, `a!=b`, joined by commas (all must hold). */
+function parseFieldSelector(text: string | undefined, kind: string): FieldTerm[] {
+  if (text === undefined || text.trim() === '') return [];
+  return text.split(',').map((part) => {
+    const m = /^\s*([^=!\s]+)\s*(==|=|!=)\s*([^=!,]*?)\s*$/.exec(part);
+    if (!m) throw new ApiFailure(400, 'BadRequest', `unable to parse requirement: invalid selector: '${text}'; can't understand '${part}'`);
+    const [, field, op, value] = m as unknown as [string, string, string, string];
+    const allowed = ['metadata.name', 'metadata.namespace', ...(SELECTABLE_FIELDS[kind] ?? [])];
+    if (!allowed.includes(field)) throw new ApiFailure(400, 'BadRequest', `field label not supported: ${field}`);
+    return { field, equal: op !== '!=', value };
+  });
+}
+
+/** The field's value as a selector compares it: a missing field is "". */
+function fieldValue(o: ApiObject, field: string): string {
+  let v: unknown = o;
+  for (const key of field.split('.')) v = isObject(v) ? v[key] : undefined;
+  return v === undefined || v === null ? '' : String(v);
+}
+
+function fieldsMatch(o: ApiObject, terms: readonly FieldTerm[]): boolean {
+  return terms.every((t) => (fieldValue(o, t.field) === t.value) === t.equal);
+}
+
+/**
+ * The event a watcher with these field requirements gets, as the API server's watch cache
+ * sends it: MODIFIED into the selection is ADDED, out of it DELETED (with the old content).
+ */
+function selectedEvent(ev: Event, terms: readonly FieldTerm[]): { type: Event['type']; object: ApiObject } | undefined {
+  if (terms.length === 0) return ev;
+  const now = fieldsMatch(ev.object, terms);
+  if (ev.type !== 'MODIFIED') return now ? ev : undefined;
+  const before = ev.prev !== undefined && fieldsMatch(ev.prev, terms);
+  if (now) return before ? ev : { type: 'ADDED', object: ev.object };
+  if (!before || ev.prev === undefined) return undefined;
+  return { type: 'DELETED', object: { ...ev.prev, metadata: { ...ev.prev.metadata, resourceVersion: ev.object.metadata.resourceVersion } } };
 }
 
 interface Collection {
@@ -454,12 +512,16 @@ export class FakeApiServer {
     copy['kind'] = c.resource.kind;
     copy['apiVersion'] = c.resource.apiVersion;
     copy.metadata.resourceVersion = String(++this.rv);
+    const prev = c.objects.get(keyOf(copy));
     if (type === 'DELETED') c.objects.delete(keyOf(copy));
     else c.objects.set(keyOf(copy), copy);
-    const ev: Event = { rv: this.rv, type, object: copy };
+    const ev: Event = { rv: this.rv, type, object: copy, ...(type === 'MODIFIED' && prev ? { prev } : {}) };
     c.history.push(ev);
-    const line = `${JSON.stringify({ type: ev.type, object: ev.object })}\n`;
-    for (const w of c.watchers) if (w.namespace === undefined || w.namespace === copy.metadata.namespace) w.res.write(line);
+    for (const w of c.watchers) {
+      if (w.namespace !== undefined && w.namespace !== copy.metadata.namespace) continue;
+      const sent = selectedEvent(ev, w.fields);
+      if (sent) w.res.write(`${JSON.stringify({ type: sent.type, object: sent.object })}\n`);
+    }
     return copy;
   }
 
@@ -664,7 +726,10 @@ export class FakeApiServer {
 
   private list(route: Route, params: Record<string, string>, res: ServerResponse): void {
     const c = route.collection;
-    const all = this.inNamespace(route).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+    const fields = parseFieldSelector(params['fieldSelector'], c.resource.kind);
+    const all = this.inNamespace(route)
+      .filter((o) => fieldsMatch(o, fields))
+      .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
     const limit = params['limit'] ? Number(params['limit']) : all.length;
     const offset = params['continue'] ? Number(Buffer.from(params['continue'], 'base64url').toString()) : 0;
     const page = all.slice(offset, offset + limit).map((o) => {
@@ -682,6 +747,7 @@ export class FakeApiServer {
 
   private watch(route: Route, params: Record<string, string>, res: ServerResponse): void {
     const c = route.collection;
+    const fields = parseFieldSelector(params['fieldSelector'], c.resource.kind);
     const given = params['resourceVersion'];
     const from = Number(given ?? '0');
     if (from !== 0 && from < this.compactedAt) {
@@ -696,11 +762,14 @@ export class FakeApiServer {
     const matches = (o: ApiObject): boolean => route.namespace === undefined || o.metadata.namespace === route.namespace;
     if (from === 0) {
       // No version (or "0"): the state as synthetic ADDED events, then what changes.
-      for (const o of this.inNamespace(route)) res.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
+      for (const o of this.inNamespace(route)) if (fieldsMatch(o, fields)) res.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
     } else {
-      for (const ev of c.history) if (ev.rv > from && matches(ev.object)) res.write(`${JSON.stringify({ type: ev.type, object: ev.object })}\n`);
+      for (const ev of c.history) {
+        const sent = ev.rv > from && matches(ev.object) ? selectedEvent(ev, fields) : undefined;
+        if (sent) res.write(`${JSON.stringify({ type: sent.type, object: sent.object })}\n`);
+      }
     }
-    const watcher: Watcher = { res, ...(route.namespace !== undefined ? { namespace: route.namespace } : {}) };
+    const watcher: Watcher = { res, fields, ...(route.namespace !== undefined ? { namespace: route.namespace } : {}) };
     c.watchers.add(watcher);
     const timeout = Number(params['timeoutSeconds'] ?? '0');
     const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;

@@ -1,14 +1,14 @@
 // The API source against an HTTP server speaking the real list/watch protocol, seeded with
 // API responses as a kind cluster serves them (testdata/api/*.json).
 
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { waitFor } from '../testutil/net.js';
 import { FakeApiServer, type FakeApiOptions } from './fakeapi.js';
-import { Backoff, createKubeApiSource, DEFAULT_TIMING, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
+import { Backoff, createKubeApiSource, DEFAULT_TIMING, resourcesFor, type KubeApiNeeds, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
 import { ClusterStore } from './store.js';
 import { silentLog } from './source.js';
 
@@ -18,6 +18,7 @@ const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 's
 
 const SERVICES = '/api/v1/services';
 const SLICES = '/apis/discovery.k8s.io/v1/endpointslices';
+const PODS = '/api/v1/pods';
 const TIMING: ReflectorTiming = { initialBackoffMs: 20, maxBackoffMs: 200, pageSize: 2, watchTimeoutSeconds: [60, 60], watchIdleTimeoutMs: 60_000, backoffResetMs: 120_000 };
 
 interface Harness {
@@ -278,4 +279,71 @@ test('API source: dropped watches back off, and a watch that stayed up long enou
 test('Backoff: doubles to its cap, starts over after a healthy period', () => {
   const b = new Backoff(100, 500, 1000);
   assert.deepEqual([b.delay(0), b.delay(10), b.delay(999), b.delay(0), b.delay(0), b.delay(1000), b.delay(0)], [100, 200, 400, 500, 500, 100, 200]);
+});
+
+describe('resourcesFor: what is listed and watched, and with which field selector', () => {
+  const LIVE = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
+  const cases: Array<{ name: string; needs: KubeApiNeeds; want: string[] }> = [
+    {
+      name: 'a kubernetes block without pods',
+      needs: { pods: false, endpoints: true },
+      want: ['Namespace /api/v1/namespaces', 'Service /api/v1/services', 'EndpointSlice /apis/discovery.k8s.io/v1/endpointslices'],
+    },
+    {
+      name: 'pods verified: every live pod',
+      needs: { pods: true, endpoints: false },
+      want: ['Namespace /api/v1/namespaces', 'Service /api/v1/services', `Pod /api/v1/pods ${LIVE}`],
+    },
+    { name: 'podsOnly: the Pod resource alone', needs: { pods: true, endpoints: false, podsOnly: true }, want: [`Pod /api/v1/pods ${LIVE}`] },
+    {
+      name: 'podsOnly wins over other needs',
+      needs: { pods: false, endpoints: true, multicluster: true, podsOnly: true },
+      want: [`Pod /api/v1/pods ${LIVE}`],
+    },
+    {
+      name: 'podsOnly on one node: the node joins the phase selector',
+      needs: { pods: true, endpoints: false, podsOnly: true, nodeName: 'node-a' },
+      want: [`Pod /api/v1/pods ${LIVE},spec.nodeName=node-a`],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.deepEqual(
+        resourcesFor(c.needs).map((r) => [r.kind, r.path, r.fieldSelector].filter((x) => x !== undefined).join(' ')),
+        c.want,
+      );
+    });
+  }
+});
+
+test('API source: the pods of one node; one that moves off it leaves the store, one that moves onto it arrives', async () => {
+  const pod = (name: string, node: string, ip: string): Item => ({ metadata: { name, namespace: 'shop' }, spec: { nodeName: node }, status: { phase: 'Running', podIP: ip } });
+  const api = new FakeApiServer();
+  api.seed(PODS, [pod('a1', 'node-a', '10.244.1.1'), pod('b1', 'node-b', '10.244.2.1')]);
+  const url = await api.listen();
+  const store = new ClusterStore();
+  const source = await createKubeApiSource({ endpoint: url, resyncMs: 0 }, { pods: true, endpoints: false, podsOnly: true, nodeName: 'node-a' }, store, silentLog, TIMING);
+  const ips = (): string[] => ['10.244.1.1', '10.244.2.1', '10.244.1.2'].filter((ip) => store.podsByIP(ip).length > 0);
+  try {
+    await source.start();
+    assert.deepEqual(ips(), ['10.244.1.1']);
+    // Only the Pod resource, list and watch filtered by the API server.
+    assert.deepEqual([...new Set(api.requests.map((r) => r.path))], [PODS]);
+    await waitFor(() => api.openWatches(PODS) === 1);
+    const selectors = api.requests.map((r) => `${r.watch ? 'watch' : 'list'} ${r.params['fieldSelector']}`);
+    assert.deepEqual(selectors, [
+      'list status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown,spec.nodeName=node-a',
+      'watch status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown,spec.nodeName=node-a',
+    ]);
+    api.add(PODS, pod('a2', 'node-a', '10.244.1.2'));
+    api.add(PODS, pod('b1', 'node-a', '10.244.2.1'));
+    await waitFor(() => ips().length === 3, 2000);
+    api.add(PODS, pod('a1', 'node-b', '10.244.1.1'));
+    api.add(PODS, { ...pod('a2', 'node-a', '10.244.1.2'), status: { phase: 'Succeeded', podIP: '10.244.1.2' } });
+    await waitFor(() => ips().join() === '10.244.2.1', 2000);
+    assert.deepEqual(ips(), ['10.244.2.1']);
+  } finally {
+    await source.stop();
+    await api.close();
+  }
 });

@@ -32,6 +32,10 @@ export interface KubeApiNeeds {
   endpoints: boolean;
   /** ServiceImports (the Multi-Cluster Services API), for `multicluster` zones. */
   multicluster?: boolean;
+  /** Pods and nothing else (who sent a query: the workloads plugin without a kubernetes plugin). */
+  podsOnly?: boolean;
+  /** Only the pods scheduled on this node (`spec.nodeName`): a node's cache watches its own. */
+  nodeName?: string;
 }
 
 export interface ReflectorTiming {
@@ -89,7 +93,7 @@ export class Backoff {
   }
 }
 
-interface Resource {
+export interface Resource {
   kind: StoredKind;
   apiVersion: string;
   path: string;
@@ -99,16 +103,21 @@ interface Resource {
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** Pods that finished or are lost hold no address worth knowing. */
+const LIVE_PODS = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
+
 export function resourcesFor(needs: KubeApiNeeds): Resource[] {
+  // The API server filters by node, so each node's watch carries only that node's pods.
+  const podSelector = needs.nodeName === undefined ? LIVE_PODS : `${LIVE_PODS},spec.nodeName=${needs.nodeName}`;
+  const pods: Resource = { kind: 'Pod', apiVersion: 'v1', path: '/api/v1/pods', fieldSelector: podSelector };
+  if (needs.podsOnly) return [pods];
   const list: Resource[] = [
     { kind: 'Namespace', apiVersion: 'v1', path: '/api/v1/namespaces' },
     { kind: 'Service', apiVersion: 'v1', path: '/api/v1/services' },
   ];
   if (needs.endpoints) list.push({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', path: '/apis/discovery.k8s.io/v1/endpointslices' });
   if (needs.multicluster) list.push({ kind: 'ServiceImport', apiVersion: 'multicluster.x-k8s.io/v1alpha1', path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceimports' });
-  if (needs.pods) {
-    list.push({ kind: 'Pod', apiVersion: 'v1', path: '/api/v1/pods', fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown' });
-  }
+  if (needs.pods) list.push(pods);
   return list;
 }
 
