@@ -206,6 +206,35 @@ test('DirectorySource: ignored kinds are never stored', async () => {
   }
 });
 
+test('DirectorySource: with nodeName, only the pods of that node; a pod that moves away leaves, one that moves in arrives', async (t) => {
+  const pod = (name: string, node: string, ip: string): string => `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: demo}\nspec: {nodeName: ${node}}\nstatus: {phase: Running, podIP: ${ip}}\n`;
+  const dir = await mkdtemp(join(tmpdir(), 'kdns-dirnode-'));
+  // What a workloads block without kubernetes reads: pods only, of its node.
+  const source = new DirectorySource(dir, undefined, { pollMs: 0, debounceMs: 10_000, settleMs: 0, ignoreKinds: new Set(['Namespace', 'Service', 'Endpoints', 'EndpointSlice', 'Node', 'ServiceImport']), nodeName: 'node-a' });
+  const ips = (): string[] => ['10.1.0.1', '10.1.0.2', '10.2.0.1'].filter((ip) => source.store.podsByIP(ip).length > 0);
+  const steps: Array<{ what: string; text: string; ips: string[] }> = [
+    { what: 'first load: node-a\'s pod only, no service', text: `${svc('a', '10.0.0.1')}${pod('a1', 'node-a', '10.1.0.1')}${pod('b1', 'node-b', '10.2.0.1')}`, ips: ['10.1.0.1'] },
+    { what: 'a new pod on node-a arrives, b1 moves onto node-a', text: `${pod('a1', 'node-a', '10.1.0.1')}${pod('a2', 'node-a', '10.1.0.2')}${pod('b1', 'node-a', '10.2.0.1')}`, ips: ['10.1.0.1', '10.1.0.2', '10.2.0.1'] },
+    { what: 'a1 moves to node-b and leaves; the others stay', text: `# a1 moved\n${pod('a1', 'node-b', '10.1.0.1')}${pod('a2', 'node-a', '10.1.0.2')}${pod('b1', 'node-a', '10.2.0.1')}`, ips: ['10.1.0.2', '10.2.0.1'] },
+  ];
+  try {
+    let first = true;
+    for (const step of steps) {
+      await t.test(step.what, async () => {
+        await writeFile(join(dir, 'cluster.yaml'), step.text);
+        if (first) await source.start();
+        else await source.rescan();
+        first = false;
+        assert.deepEqual(ips(), step.ips);
+        assert.equal(source.store.counts().services, 0);
+      });
+    }
+  } finally {
+    await source.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 /** A source on a fresh folder whose log lines are collected as `level message`. */
 async function logged(files: Record<string, string>, opts: DirectorySourceOptions) {
   const dir = await mkdtemp(join(tmpdir(), 'kdns-dirlog-'));

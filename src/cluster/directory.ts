@@ -25,6 +25,8 @@ export interface DirectorySourceOptions {
    * 150,000 pods in the folder cost no memory when no block asks about them.
    */
   ignoreKinds?: ReadonlySet<string>;
+  /** Only the Pods scheduled on this node (`spec.nodeName`) are kept; others are left out as if absent. */
+  nodeName?: string;
   /**
    * A changed file is read once it has not changed for this long, so a file being written is
    * not applied half-written (a partial YAML often parses, and would drop what the rest defines).
@@ -186,6 +188,7 @@ export class DirectorySource implements ClusterSource {
   private readonly debounceMs: number;
   private readonly pollMs: number;
   private readonly ignoreKinds: ReadonlySet<string>;
+  private readonly nodeName: string | undefined;
   private readonly files = new Map<string, FileState>();
   // Which file holds each object, and its content hash, is the object's version in the store
   // (pack()): no second map of 100,000 keys here, and removing a duplicate from one file does
@@ -218,6 +221,7 @@ export class DirectorySource implements ClusterSource {
     this.debounceMs = opts.debounceMs ?? 30;
     this.pollMs = opts.pollMs ?? 2000;
     this.ignoreKinds = opts.ignoreKinds ?? new Set();
+    this.nodeName = opts.nodeName;
     this.settleMs = opts.settleMs ?? DEFAULT_SETTLE_MS;
     this.maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.parserProcessAboveBytes = opts.parserProcessAboveBytes ?? DEFAULT_PARSER_PROCESS_ABOVE_BYTES;
@@ -453,13 +457,19 @@ export class DirectorySource implements ClusterSource {
       if (this.ignoreKinds.has(entry.kind)) return;
       const key = objectKey(entry.kind, entry.namespace, entry.name);
       const value = pack(index, entry.fingerprint);
-      seen.add(key);
       const h = this.store.versionOf(key);
+      if (h === value) {
+        seen.add(key);
+        return;
+      }
+      const obj = entry.load();
+      // A pod of another node is left out; one that moved there is removed below (not seen).
+      if (this.nodeName !== undefined && obj.kind === 'Pod' && obj.spec?.nodeName !== this.nodeName) return;
+      seen.add(key);
       if (typeof h === 'number' && fileOf(h) !== index && this.files.has(this.filePaths[fileOf(h)] as string)) {
         this.log.warn(`${file}: ${key} is also defined in ${this.filePaths[fileOf(h)]}; using the one from ${file}`);
       }
-      if (h === value) return;
-      this.store.upsert(entry.load(), value);
+      this.store.upsert(obj, value);
       counts[h === undefined ? 'added' : 'changed']++;
     });
     if (before && before.count > 0) {

@@ -54,6 +54,9 @@ const KNOWN_KINDS: Record<string, readonly string[]> = {
   ServiceImport: ['multicluster.x-k8s.io/v1alpha1'],
 };
 
+/** Every kind a manifest directory is read for (a reader that wants few ignores the rest). */
+export const MANIFEST_KINDS: readonly string[] = Object.keys(KNOWN_KINDS);
+
 const CLUSTER_SCOPED = new Set(['Namespace', 'Node']);
 
 const NO_KINDS: ReadonlySet<string> = new Set();

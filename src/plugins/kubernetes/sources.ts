@@ -3,6 +3,7 @@
 // copies of the cluster. Reference counted: the last block to let go stops the source.
 
 import { DirectorySource, maxFileBytesFrom } from '../../cluster/directory.js';
+import { MANIFEST_KINDS } from '../../cluster/manifests.js';
 import type { ClusterSource, SourceLog } from '../../cluster/source.js';
 import { ClusterStore, type StoreDelta } from '../../cluster/store.js';
 import { histogram } from '../../server/metrics.js';
@@ -16,6 +17,10 @@ export interface SourceNeeds {
   endpoints: boolean;
   /** ServiceImports are read only for `multicluster` zones. */
   multicluster: boolean;
+  /** Pods and no other kind (the workloads plugin in a block without kubernetes). */
+  podsOnly?: boolean;
+  /** Only the pods scheduled on this node (`spec.nodeName`). */
+  nodeName?: string;
 }
 
 export interface SourceHandle {
@@ -41,8 +46,15 @@ export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: Cluste
 
 async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
   if (spec.kind === 'directory') {
-    const ignoreKinds = new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints']), ...(needs.multicluster ? [] : ['ServiceImport'])]);
-    return new DirectorySource(spec.dir, store, { log, ignoreKinds, maxFileBytes: maxFileBytesFrom(process.env['KDNS_CLUSTER_MAX_FILE_BYTES']) });
+    const ignoreKinds = needs.podsOnly
+      ? new Set(MANIFEST_KINDS.filter((k) => k !== 'Pod'))
+      : new Set<string>([...(needs.pods ? [] : ['Pod']), ...(needs.endpoints ? [] : ['EndpointSlice', 'Endpoints']), ...(needs.multicluster ? [] : ['ServiceImport'])]);
+    return new DirectorySource(spec.dir, store, {
+      log,
+      ignoreKinds,
+      ...(needs.nodeName !== undefined ? { nodeName: needs.nodeName } : {}),
+      maxFileBytes: maxFileBytesFrom(process.env['KDNS_CLUSTER_MAX_FILE_BYTES']),
+    });
   }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
   const { createKubeApiSource } = await import('../../cluster/kubeapi.js');
@@ -50,9 +62,13 @@ async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: Clust
 }
 
 export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
-  // Blocks that need different kinds read the folder separately (each keeps only what it needs).
-  if (spec.kind === 'directory') return `dir:${spec.dir}:${needs.pods ? 'pods' : ''}:${needs.endpoints ? 'endpoints' : ''}:${needs.multicluster ? 'multicluster' : ''}`;
-  return `api:${JSON.stringify({ ...spec, needs })}`;
+  // Blocks that need different kinds (or another node's pods) read the source separately: each
+  // keeps only what it needs. Every field written out, in one order, so equal needs give one key.
+  const n = { pods: needs.pods, endpoints: needs.endpoints, multicluster: needs.multicluster, podsOnly: needs.podsOnly ?? false, nodeName: needs.nodeName ?? '' };
+  if (spec.kind === 'directory') {
+    return `dir:${spec.dir}:${n.pods ? 'pods' : ''}:${n.endpoints ? 'endpoints' : ''}:${n.multicluster ? 'multicluster' : ''}:${n.podsOnly ? 'podsOnly' : ''}:${n.nodeName}`;
+  }
+  return `api:${JSON.stringify({ ...spec, needs: n })}`;
 }
 
 export class SourceRegistry {
@@ -69,9 +85,10 @@ export class SourceRegistry {
     return shared.singleton('kubernetes/sources', () => new SourceRegistry(shared));
   }
 
-  async acquire(spec: SourceSpec, needs: SourceNeeds): Promise<SourceHandle> {
+  /** `owner` names the plugin in the source's log lines when this call creates it. */
+  async acquire(spec: SourceSpec, needs: SourceNeeds, owner = 'kubernetes'): Promise<SourceHandle> {
     const key = sourceKey(spec, needs);
-    const entry = await this.entry(key, spec, needs);
+    const entry = await this.entry(key, spec, needs, owner);
     entry.refs++;
     let released = false;
     return {
@@ -92,12 +109,12 @@ export class SourceRegistry {
     };
   }
 
-  private async entry(key: string, spec: SourceSpec, needs: SourceNeeds): Promise<Entry> {
+  private async entry(key: string, spec: SourceSpec, needs: SourceNeeds, owner: string): Promise<Entry> {
     const existing = this.entries.get(key);
     if (existing) return existing;
     let p = this.pending.get(key);
     if (!p) {
-      p = this.create(spec, needs).finally(() => this.pending.delete(key));
+      p = this.create(spec, needs, owner).finally(() => this.pending.delete(key));
       this.pending.set(key, p);
     }
     const created = await p;
@@ -105,9 +122,9 @@ export class SourceRegistry {
     return created;
   }
 
-  private async create(spec: SourceSpec, needs: SourceNeeds): Promise<Entry> {
+  private async create(spec: SourceSpec, needs: SourceNeeds, owner: string): Promise<Entry> {
     const store = new ClusterStore();
-    const log = this.shared.log.plugin('kubernetes');
+    const log = this.shared.log.plugin(owner);
     const source = await this.factory(spec, needs, store, log);
     const latency = histogram(
       this.shared.metrics,
