@@ -12,7 +12,7 @@ export class WorkloadsPlugin implements Plugin {
 
   constructor(
     private readonly acc: Accounting,
-    /** The pod index of the block's kubernetes plugin, found at start; absent = every client unknown. */
+    /** The pod index (the block's kubernetes plugin's, or the plugin's own source); absent = every client unknown. */
     private readonly pods: () => PodIndex | undefined,
     private readonly onStart?: () => Promise<void>,
     private readonly onStop?: () => Promise<void> | undefined,
