@@ -138,6 +138,17 @@ describe('workloads without kubernetes: pods of one node from the API', () => {
     );
   });
 
+  test('a reload keeps the source: no new list, the pods still known, the counts kept', async () => {
+    assert.equal(await cache.server.reload(), true);
+    assert.equal(api.requests.length, 2);
+    assert.equal(api.openWatches(PODS), 1);
+    assert.equal((await dig('www.example.com', 'A', { port: cache.port, args: ['-b', '127.0.0.41'] })).status, 'NOERROR');
+    assert.deepEqual(await report(reportPort), [
+      ['shop', 'Deployment', 'api', 5, 2, 2.5],
+      ['', 'Unknown', '_unknown', 1, 1, 1],
+    ]);
+  });
+
   test('a pod that starts on node-a later is counted for its workload once the watch reports it', async () => {
     api.add(PODS, db43);
     await waitFor(async () => {
