@@ -84,13 +84,14 @@ async function report(port: number): Promise<Row[]> {
 
 describe('workloads without kubernetes: pods of one node from the API', () => {
   let api: FakeApiServer;
+  let url: string;
   let upstream: TestServer;
   let cache: TestServer;
   let reportPort: number;
   before(async () => {
     api = new FakeApiServer();
     api.seed(PODS, [api41, web42]);
-    const url = await api.listen();
+    url = await api.listen();
     upstream = await startUpstream();
     reportPort = await freePort();
     // As in deploy/nodecache: the cluster zone and `.` in blocks of their own, one report address.
@@ -135,6 +136,10 @@ describe('workloads without kubernetes: pods of one node from the API', () => {
     assert.deepEqual(
       api.requests.map((r) => `${r.watch ? 'watch' : 'list'} ${r.path} ${r.params['fieldSelector']}`),
       [`list ${PODS} ${NODE_SELECTOR}`, `watch ${PODS} ${NODE_SELECTOR}`],
+    );
+    assert.deepEqual(
+      cache.logs.filter((l) => l.includes('plugin/workloads')),
+      [`[INFO] plugin/workloads: 1 pods on node node-a from Kubernetes API ${url}`],
     );
   });
 

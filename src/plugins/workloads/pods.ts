@@ -17,6 +17,9 @@ export interface RetryTiming {
 
 export const DEFAULT_RETRY: RetryTiming = { initialMs: 2_000, maxMs: 120_000 };
 
+/** Stores whose first load was logged: blocks sharing a source (and reloads) say it once. */
+const announced = new WeakSet<object>();
+
 export class OwnPods {
   private handle: SourceHandle | undefined;
   private attempt: Promise<void> | undefined;
@@ -81,7 +84,9 @@ export class OwnPods {
     // Problems after this are the source's to retry and log (an API down, a 403): never thrown.
     handle.start().then(
       () => {
-        if (this.handle === handle) this.log.info(`${handle.store.counts().pods} pods${where} from ${handle.description}`);
+        if (this.handle !== handle || announced.has(handle.store)) return;
+        announced.add(handle.store);
+        this.log.info(`${handle.store.counts().pods} pods${where} from ${handle.description}`);
       },
       (e: unknown) => this.log.error(`${handle.description}: ${(e as Error).message}`),
     );
