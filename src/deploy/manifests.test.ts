@@ -265,6 +265,8 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
   const objs = (): Obj[] => objectsOf('deploy/nodecache');
   test('NodeLocal DNSCache\'s names in kube-system', () => {
     assert.deepEqual(objs().map(id).sort(), [
+      'ClusterRole kdns-node-local-dns',
+      'ClusterRoleBinding kdns-node-local-dns',
       'ConfigMap kube-system/node-local-dns',
       'DaemonSet kube-system/node-local-dns',
       'Service kube-system/kube-dns-upstream',
@@ -282,15 +284,16 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
     assert.deepEqual(volumes[mounts['/etc/kube-dns']].configMap, { name: 'kube-dns', optional: true });
     assert.ok(volumes[mounts['/run/node-cache']].emptyDir);
   });
-  test('the README\'s ap.k8s.io block for a stock node-local-dns ConfigMap is this template\'s', () => {
-    const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
+  test('the README\'s ap.k8s.io block for a stock node-local-dns ConfigMap is this template\'s, but for the workloads import', () => {
+    // A stock ConfigMap has no workloads snippet (nor the DaemonSet's NODE_NAME and pod RBAC).
+    const corefile = (find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string).replaceAll('    import workloads\n', '');
     const block = /```corefile\n([\s\S]*?)```/.exec(readFileSync(`${root}README.md`, 'utf8'))?.[1]?.replace(/^ {3}/gm, '');
     assert.ok(block);
     assert.ok(corefile.includes(block), block);
   });
   test('the template: NodeLocal DNSCache\'s blocks plus ap.k8s.io, each bound to the -localip addresses', () => {
     const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
-    assert.deepEqual([...corefile.matchAll(/^(\S+) \{$/gm)].map((m) => m[1]), ['cluster.local:53', 'in-addr.arpa:53', 'ip6.arpa:53', 'ap.k8s.io:53', '.:53']);
+    assert.deepEqual([...corefile.matchAll(/^(\S+) \{$/gm)].map((m) => m[1]), ['(workloads)', 'cluster.local:53', 'in-addr.arpa:53', 'ip6.arpa:53', 'ap.k8s.io:53', '.:53']);
     assert.equal([...corefile.matchAll(/^ {4}bind __PILLAR__LOCAL__DNS__ __PILLAR__DNS__SERVER__$/gm)].length, 5);
     assert.equal([...corefile.matchAll(/^ {4}forward \. __PILLAR__CLUSTER__DNS__ \{$/gm)].length, 4);
     assert.match(corefile, /^ {4}forward \. __PILLAR__UPSTREAM__SERVERS__$/m);
@@ -307,6 +310,25 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
     assert.equal(s['spec'].clusterIP, 'None');
     assert.deepEqual((s['spec'].ports as Obj[]).map((p) => `${p['name']} ${p['port']}/${p['protocol']}`), ['metrics 9253/TCP']);
     assert.deepEqual(s['metadata'].annotations, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9253' });
+  });
+  test('workloads in every block: this node\'s pods (NODE_NAME from the downward API), the report on loopback', () => {
+    const corefile = find(objs(), 'ConfigMap', 'node-local-dns')['data'].Corefile as string;
+    assert.equal(/^\(workloads\) \{\n([\s\S]*?)^\}$/m.exec(corefile)?.[1], '    workloads 127.0.0.1:9155 {\n        incluster\n        node {$NODE_NAME}\n    }\n');
+    assert.equal([...corefile.matchAll(/^ {4}import workloads$/gm)].length, 5);
+    const pod = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec;
+    assert.deepEqual(pod['containers'][0].env, [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }]);
+    assert.equal(pod['automountServiceAccountToken'], true);
+  });
+  test('RBAC: list and watch pods, nothing more, for the DaemonSet\'s service account', () => {
+    assert.deepEqual(find(objs(), 'ClusterRole', 'kdns-node-local-dns')['rules'], [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }]);
+    const binding = find(objs(), 'ClusterRoleBinding', 'kdns-node-local-dns');
+    assert.deepEqual(binding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kdns-node-local-dns' });
+    assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'node-local-dns', namespace: 'kube-system' }]);
+    assert.equal(find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.serviceAccountName, 'node-local-dns');
+  });
+  test('memory from the measured figure: request ≥ 94 MiB (idle, workloads watching the node\'s pods), limit with the caches\' room on top', () => {
+    const r = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.containers[0].resources;
+    assert.deepEqual(r, { requests: { cpu: '25m', memory: '100Mi' }, limits: { memory: '256Mi' } });
   });
   test('the capabilities for port 53 and the dummy interface, nothing else', () => {
     const c = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.containers[0];

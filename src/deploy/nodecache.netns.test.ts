@@ -54,6 +54,17 @@ function clusterCorefile(nodeResolv: string): string {
   return rewrite(text, 'autopath ap.k8s.io /etc/resolv.conf', `autopath ap.k8s.io ${nodeResolv}`);
 }
 
+/** The node the namespace stands for. */
+const NODE_NAME = 'node-1';
+
+/** An env entry's value as the kubelet gives it: its value, or the pod field it names. */
+function downwardValue(e: RenderedObject): string {
+  if (typeof e['value'] === 'string') return e['value'];
+  const field = e['valueFrom']?.fieldRef?.fieldPath;
+  if (field === 'spec.nodeName') return NODE_NAME;
+  throw new Error(`env ${e['name']}: no value this test knows how to give (${JSON.stringify(e['valueFrom'])})`);
+}
+
 describe('deploy/nodecache: the DaemonSet\'s container with its exact args, in a node-like namespace', { skip }, () => {
   let ns: NetNs;
   const background: Proc[] = [];
@@ -103,7 +114,10 @@ describe('deploy/nodecache: the DaemonSet\'s container with its exact args, in a
       }
     }
     sandbox = new Sandbox(binds);
-    const env = { PATH: `${imageIptables()}:${process.env.PATH}`, [serviceHostEnv(upstreamSvc['metadata'].name)]: UPSTREAM_SVC_IP };
+    // The container's env as the kubelet fills it (NODE_NAME from the downward API), no API
+    // server: the workloads plugin finds no in-cluster credentials, which must not stop DNS.
+    const containerEnv = Object.fromEntries((container['env'] as RenderedObject[]).map((e) => [e['name'] as string, downwardValue(e)]));
+    const env = { ...containerEnv, PATH: `${imageIptables()}:${process.env.PATH}`, [serviceHostEnv(upstreamSvc['metadata'].name)]: UPSTREAM_SVC_IP };
     cache = ns.spawn([process.execPath, ...kdnsCommand(container['args'] as string[])], { env, sandbox });
     await waitFor(() => cache.output().includes(`listening on ${localIP}:53`) || cache.child.exitCode !== null, 30_000, 100).catch(() => assert.fail(cache.output()));
     assert.equal(cache.child.exitCode, null, cache.output());
@@ -150,6 +164,11 @@ describe('deploy/nodecache: the DaemonSet\'s container with its exact args, in a
     for (const errortype of ['iptables', 'iptables_lock', 'interface_add', 'interface_check', 'configmap']) {
       assert.equal(value(samples, 'coredns_nodecache_setup_errors_total', { errortype }), 0, errortype);
     }
+  });
+
+  test('outside a cluster the workloads plugin says why it cannot read pods, and DNS answers all the same', () => {
+    assert.match(cache.output(), /\[ERROR\] plugin\/workloads: cannot read pods: not running in a cluster \(KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset\)/);
+    assert.equal(dig(ns, localIP, 'web.demo.svc.cluster.local').status, 'NOERROR');
   });
 
   test('the filled-in Corefile goes to the emptyDir; nothing is written under /etc (readOnlyRootFilesystem)', () => {
