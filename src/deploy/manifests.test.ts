@@ -326,9 +326,9 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
     assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'node-local-dns', namespace: 'kube-system' }]);
     assert.equal(find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.serviceAccountName, 'node-local-dns');
   });
-  test('memory from the measured figure: request ≥ 94 MiB (idle, workloads watching the node\'s pods), limit with the caches\' room on top', () => {
+  test('memory from the measured figure: request ≥ 96 MiB (idle, workloads watching the node\'s pods), limit with the caches\' room on top', () => {
     const r = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.containers[0].resources;
-    assert.deepEqual(r, { requests: { cpu: '25m', memory: '100Mi' }, limits: { memory: '256Mi' } });
+    assert.deepEqual(r, { requests: { cpu: '25m', memory: '104Mi' }, limits: { memory: '256Mi' } });
   });
   test('the capabilities for port 53 and the dummy interface, nothing else', () => {
     const c = find(objs(), 'DaemonSet', 'node-local-dns')['spec'].template.spec.containers[0];
