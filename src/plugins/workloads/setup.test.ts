@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -124,5 +124,20 @@ describe('workloads: the source and the block (kdns serve --check)', () => {
         });
       }
     });
+  }
+});
+
+test('the README\'s Corefiles load (kdns serve --check, NODE_NAME set as the DaemonSet sets it)', async () => {
+  const readme = readFileSync(new URL('../../../src/plugins/workloads/README.md', import.meta.url), 'utf8');
+  const corefiles = [...readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)].map((m) => m[1] as string);
+  assert.equal(corefiles.length, 2);
+  const cluster = mkdtempSync(join(tmpdir(), 'kdns-workloads-readme-'));
+  const before = process.env['NODE_NAME'];
+  process.env['NODE_NAME'] = 'node-a';
+  try {
+    for (const text of corefiles) await checkCorefile('Corefile', text, { defaultPort: 53, clusterDir: cluster }, createLogger(() => undefined));
+  } finally {
+    if (before === undefined) delete process.env['NODE_NAME'];
+    else process.env['NODE_NAME'] = before;
   }
 });
