@@ -10,6 +10,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { fork } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface AbuseOptions {
@@ -46,6 +47,8 @@ export interface Latencies {
 export interface AbuseResult {
   udp: Latencies;
   newTcp: Latencies & { failures: typeof probeFailures };
+  /** The same, for the probes sent once every abusive connection was open (the connect flood over). */
+  steady: { udp: Latencies; newTcp: Latencies };
   /** Abusive connections the server refused or closed before the measurement began. */
   refusedAtConnect: number;
   /** Times the server closed a pipeliner (each one reconnects at once). */
@@ -176,13 +179,22 @@ interface ProbeOptions {
   probeTimeoutMs: number;
 }
 
-type Measured = Pick<AbuseResult, 'udp' | 'newTcp'>;
+type Measured = Pick<AbuseResult, 'udp' | 'newTcp' | 'steady'>;
+
+interface Probes {
+  /** Every abusive connection is open: later probes also count as steady. */
+  markSteady: () => void;
+  stop: () => Promise<Measured>;
+}
 
 /** Starts the well-behaved clients; `stop` ends them and waits for the last answers. */
-async function startProbes(o: ProbeOptions): Promise<{ stop: () => Promise<Measured> }> {
+async function startProbes(o: ProbeOptions): Promise<Probes> {
   const { host, qname, probeTimeoutMs } = o;
   const udpTimes: number[] = [];
+  const udpSteady: number[] = [];
   let udpSent = 0;
+  let steadyFrom = Infinity;
+  let udpSentSteady = 0;
   const udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
   await new Promise<void>((r) => udp.bind(0, r));
   const sentAt = new Map<number, number>();
@@ -192,28 +204,44 @@ async function startProbes(o: ProbeOptions): Promise<{ stop: () => Promise<Measu
     if (at === undefined) return;
     sentAt.delete(m.readUInt16BE(0));
     const ms = performance.now() - at;
-    if (ms <= probeTimeoutMs) udpTimes.push(ms);
+    if (ms > probeTimeoutMs) return;
+    udpTimes.push(ms);
+    if (at >= steadyFrom) udpSteady.push(ms);
   });
   const udpTimer = setInterval(() => {
     const id = udpSent++ & 0xffff;
-    sentAt.set(id, performance.now());
+    const now = performance.now();
+    if (now >= steadyFrom) udpSentSteady++;
+    sentAt.set(id, now);
     udp.send(queryBytes(qname, id), o.port, host);
   }, 1000 / o.udpPerSecond);
 
   const tcpProbes: Array<Promise<number | undefined>> = [];
+  const tcpSteady: Array<Promise<number | undefined>> = [];
   let tcpId = 0;
   const tcpTimer = setInterval(() => {
-    tcpProbes.push(newTcpProbe(host, o.port, qname, ++tcpId & 0xffff, probeTimeoutMs));
+    const probe = newTcpProbe(host, o.port, qname, ++tcpId & 0xffff, probeTimeoutMs);
+    tcpProbes.push(probe);
+    if (performance.now() >= steadyFrom) tcpSteady.push(probe);
   }, o.tcpEveryMs);
+  const answered = async (probes: Array<Promise<number | undefined>>): Promise<number[]> => (await Promise.all(probes)).filter((v): v is number => v !== undefined);
 
   return {
+    markSteady: () => {
+      steadyFrom = performance.now();
+    },
     stop: async () => {
       clearInterval(udpTimer);
       clearInterval(tcpTimer);
-      const tcpTimes = (await Promise.all(tcpProbes)).filter((v): v is number => v !== undefined);
+      const tcpTimes = await answered(tcpProbes);
+      const tcpSteadyTimes = await answered(tcpSteady);
       await new Promise((r) => setTimeout(r, probeTimeoutMs));
       udp.close();
-      return { udp: summarize(udpSent, udpTimes), newTcp: { ...summarize(tcpProbes.length, tcpTimes), failures: { ...probeFailures } } };
+      return {
+        udp: summarize(udpSent, udpTimes),
+        newTcp: { ...summarize(tcpProbes.length, tcpTimes), failures: { ...probeFailures } },
+        steady: { udp: summarize(udpSentSteady, udpSteady), newTcp: summarize(tcpSteady.length, tcpSteadyTimes) },
+      };
     },
   };
 }
@@ -221,14 +249,23 @@ async function startProbes(o: ProbeOptions): Promise<{ stop: () => Promise<Measu
 /**
  * The probes in a child process of their own: in the abusers' process, their timings include
  * that process's event loop, busy writing 64 KiB blocks for the pipeliners (a probe process
- * beside it measured new-TCP p99 27 ms where the in-process probes said 52 ms).
+ * beside it measured new-TCP p99 27 ms where the in-process probes said 52 ms). The child runs
+ * at a higher priority where allowed (root): on a core the pumping abusers keep busy, a probe
+ * woken by its answer otherwise waits for the scheduler, and that wait is the client's, not
+ * the server's.
  */
-function startProbesInChild(o: ProbeOptions): Promise<{ stop: () => Promise<Measured> }> {
+function startProbesInChild(o: ProbeOptions): Promise<Probes> {
   const child = fork(fileURLToPath(import.meta.url), ['--probes-only', JSON.stringify(o)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, -15);
+  } catch {
+    // Not root: measured at the normal priority.
+  }
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('message', () =>
       resolve({
+        markSteady: () => child.send('steady'),
         stop: () =>
           new Promise((done) => {
             child.once('message', (m) => done(m as Measured));
@@ -292,6 +329,7 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   // The pipeliners first, so that when the idle ones fill the server's table they are already in.
   const idle = await openMany(o.idle, host, o.port, () => undefined);
   const half = await openMany(o.halfFrame, host, o.port, (s) => s.write(Buffer.from([0])));
+  probes.markSteady();
 
   await new Promise((r) => setTimeout(r, Math.max(0, o.measureMs - (performance.now() - started))));
   const seconds = Math.round((performance.now() - started) / 100) / 10;
@@ -318,7 +356,11 @@ function flag(args: string[], name: string, fallback: number): number {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--probes-only') {
   const probes = await startProbes(JSON.parse(process.argv[3] ?? '{}') as ProbeOptions);
-  process.once('message', async () => {
+  process.on('message', async (m) => {
+    if (m === 'steady') {
+      probes.markSteady();
+      return;
+    }
     process.send?.(await probes.stop(), () => process.exit(0));
   });
   process.send?.('ready');
