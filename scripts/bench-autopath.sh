@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Autopath's server-side cost (issue #7), on ../shared/bench's harness: the fwd workload's
-# example.test names asked directly, and the same names rewritten as a ClusterFirstWithAutopath
-# pod in ns1 asks them (NAME.search.ns1.cluster.local.ap.k8s.io), against one kdns config
-# (autopath ap.k8s.io, kubernetes over the bench cluster, forward to the bench's named, cache).
+# Autopath's server-side cost, on ../shared/bench's harness: the fwd workload's example.test
+# names asked directly, and the same names rewritten as a ClusterFirstWithAutopath pod in ns1
+# asks them (NAME.search.ns1.cluster.local.ap.k8s.io), against one kdns config (autopath
+# ap.k8s.io, kubernetes over the bench cluster, forward to the bench's named, cache).
 # Also without autopath (the RSS baseline) and without cache (every query expanded: 3 kubernetes
-# candidates, then the name forwarded). Prints one line per run and the ratios.
+# candidates, then the name forwarded). Prints one line per run, then the QPS and server CPU
+# µs per query of each pair and their ratio.
+# WORKLOAD=miss asks the miss workload's names instead (each asked once: with cache on, every
+# lookup is an uncached expansion, compared with a direct forwarded miss through the same cache).
 #
-#   DURATION [15]  CACHE_MODES ["on off"]  PORT [5300]  (run.sh's knobs pass through)
+#   DURATION [15]  CACHE_MODES ["on off"]  WORKLOAD [fwd]  PORT [5300]  (run.sh's knobs pass through)
 #
 # Run as root (network namespace and CPU pinning, as scripts/bench.sh). When BENCH_PORT is set
 # this script is run.sh's server command instead and starts kdns (see the contract in
@@ -35,7 +38,9 @@ if [ -n "${BENCH_PORT:-}" ]; then
     $cache
 }
 CONF
-  exec node "$here/bin/kdns" serve --conf "$BENCH_RUN_DIR/Corefile"
+  # KDNS_NODE_FLAGS: extra node flags for kdns (e.g. --cpu-prof --cpu-prof-dir=DIR).
+  # shellcheck disable=SC2086
+  exec node ${KDNS_NODE_FLAGS:-} "$here/bin/kdns" serve --conf "$BENCH_RUN_DIR/Corefile"
 fi
 
 bench="$here/../shared/bench"
@@ -52,7 +57,8 @@ fi
 # The same data, with the fwd queries (and their warm-up pass) asked the autopath way.
 rm -rf "$apdata" && mkdir -p "$apdata"
 for f in "$data"/*; do ln -s "$f" "$apdata/$(basename "$f")"; done
-for f in queries-fwd.txt warm-fwd.txt; do
+for f in queries-fwd.txt warm-fwd.txt queries-miss.txt warm-miss.txt; do
+  [ -f "$data/$f" ] || continue
   rm "$apdata/$f"
   awk 'NF >= 2 { sub(/\.$/, "", $1); $1 = $1 ".search.ns1.cluster.local.ap.k8s.io"; print }' "$data/$f" >"$apdata/$f"
 done
@@ -63,7 +69,7 @@ PORT="${PORT:-5300}"
 lines=()
 run() { # name data-dir KDNS_AP KDNS_AP_CACHE
   local out
-  out="$(DATA_DIR="$2" KDNS_AP="$3" KDNS_AP_CACHE="$4" "$bench/run.sh" "$1" fwd "$PORT" env KDNS_AP="$3" KDNS_AP_CACHE="$4" "$here/scripts/bench-autopath.sh")"
+  out="$(DATA_DIR="$2" KDNS_AP="$3" KDNS_AP_CACHE="$4" "$bench/run.sh" "$1" "${WORKLOAD:-fwd}" "$PORT" env KDNS_AP="$3" KDNS_AP_CACHE="$4" "$here/scripts/bench-autopath.sh")"
   echo "$out"
   lines+=("$out")
 }
@@ -75,6 +81,8 @@ for c in ${CACHE_MODES:-on off}; do
   run "kdns-autopath-cache$c" "$apdata" 1 "$flag"
 done
 
+# Server CPU µs per answered query, from the raw row (process CPU % of the run's duration).
+cpu() { awk -F'\t' -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["name"] == n && $col["completed"] > 0 { v = $col["srv_proc_pct"] / 100 * $col["duration_s"] / $col["completed"] * 1e6 } END { if (v != "") printf "%.1f", v }' "$RESULTS"; }
 qps() { printf '%s\n' "${lines[@]}" | awk -v n="$1" '$1 == n { for (i = 1; i <= NF; i++) if ($i ~ /^qps=/) { sub(/qps=/, "", $i); print $i } }'; }
 rss() { printf '%s\n' "${lines[@]}" | awk -v n="$1" '$1 == n { for (i = 1; i <= NF; i++) if ($i ~ /^rss=/) { sub(/rss=/, "", $i); print $i } }'; }
 echo
@@ -82,7 +90,7 @@ for c in ${CACHE_MODES:-on off}; do
   d="$(qps "kdns-direct-cache$c")"
   a="$(qps "kdns-autopath-cache$c")"
   if [ -n "$d" ] && [ -n "$a" ]; then
-    awk -v d="$d" -v a="$a" -v c="$c" 'BEGIN { printf "cache %s: direct %.0f qps, through autopath %.0f qps: %.1f%% of direct\n", c, d, a, 100 * a / d }'
+    awk -v d="$d" -v a="$a" -v c="$c" -v dc="$(cpu "kdns-direct-cache$c")" -v ac="$(cpu "kdns-autopath-cache$c")" 'BEGIN { printf "cache %s: direct %.0f qps, through autopath %.0f qps: %.1f%% of direct; server CPU %s vs %s µs per lookup: %.2fx\n", c, d, a, 100 * a / d, dc, ac, ac / dc }'
   fi
   echo "cache $c: RSS without autopath $(rss "kdns-noautopath-cache$c"), with autopath (direct names) $(rss "kdns-direct-cache$c"), (ap names) $(rss "kdns-autopath-cache$c")"
 done
