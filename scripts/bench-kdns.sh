@@ -7,13 +7,16 @@
 #   KDNS_MODE=k8s        (fwd/miss): the stock Kubernetes Corefile (errors, kubernetes, prometheus,
 #                        forward with max_concurrent, cache, loop, loadbalance)
 # KDNS_NODE_FLAGS: node flags kdns is run with (default: the ones kdns ships with, see README).
-# KDNS_PLUGINS adds directives (e.g. "prometheus 127.0.0.1:19153") to measure their cost.
+# KDNS_PLUGINS adds directives (e.g. "prometheus 127.0.0.1:19153") to measure their cost;
+# KDNS_K8S_OPTS adds lines to the auth workload's kubernetes block (e.g. "pods verified", which
+# the workloads plugin needs).
 set -euo pipefail
 : "${BENCH_DATA:?}" "${BENCH_RUN_DIR:?}" "${BENCH_PORT:?}" "${BENCH_WORKLOAD:?}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${KDNS_MODE:-kubernetes}"
 conf="$BENCH_RUN_DIR/Corefile"
 extra="${KDNS_PLUGINS:-}"
+k8s_opts="${KDNS_K8S_OPTS:-}"
 
 case "$BENCH_WORKLOAD" in
   auth)
@@ -36,6 +39,7 @@ cluster.local:$BENCH_PORT {
     $extra
     kubernetes cluster.local {
         manifests $BENCH_DATA/cluster
+        $k8s_opts
     }
 }
 CONF
