@@ -1092,6 +1092,34 @@ function writeOpt(edns: Edns, rcode: number): void {
   out[lengthAt + 1] = rdlength & 0xff;
 }
 
+/**
+ * A query of one question (and an OPT record with `edns`): what encodeMessage makes of such a
+ * message, without the compression table or the section walks. `flags` is the header's flags
+ * word. Returns the bytes and where the question ends.
+ */
+export function encodeQuery(id: number, flags: number, qname: string, qtype: number, qclass: number, edns: Edns | undefined): { wire: Buffer; questionEnd: number } {
+  compressing = false;
+  pos = HEADER;
+  writeName(qname, false);
+  ensure(4);
+  putU16(qtype);
+  putU16(qclass);
+  const questionEnd = pos;
+  if (edns) writeOpt(edns, 0);
+  out[0] = (id >> 8) & 0xff;
+  out[1] = id & 0xff;
+  out[2] = (flags >> 8) & 0xff;
+  out[3] = flags & 0xff;
+  out[4] = 0;
+  out[5] = 1;
+  out.fill(0, 6, 10);
+  out[10] = 0;
+  out[11] = edns ? 1 : 0;
+  const wire = Buffer.allocUnsafe(pos);
+  out.copy(wire, 0, 0, pos);
+  return { wire, questionEnd };
+}
+
 function headerFlags(msg: Message, tc: boolean): number {
   return (
     (msg.qr ? 0x8000 : 0) |
