@@ -56,6 +56,9 @@ const QUERIES_PER_TURN_ACCEPTING = 1;
 
 const EMPTY = Buffer.alloc(0);
 
+/** A connection's own buffer for waiting bytes: one read chunk's worth (Node reads 64 KiB at most). */
+const OWN_BYTES = 64 * 1024;
+
 function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
   return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
@@ -155,9 +158,19 @@ export class TcpConnection {
   closed = false;
   /** performance.now() of the last complete query (or of the connect). */
   lastQueryAt = performance.now();
+  /** Neighbours in its ConnectionTable's age order (older towards the head). */
+  older: TcpConnection | undefined;
+  younger: TcpConnection | undefined;
   /** Bytes received and not yet taken as queries: pending[offset..]. */
   private pending: Buffer = EMPTY;
   private offset = 0;
+  /**
+   * Where bytes that wait past the 'data' callback are kept, made on first need and reused for
+   * the connection's life. Keeping Node's read chunk instead (64 KiB per read for a pipelining
+   * client) let each chunk outlive scavenges: promoted, its memory counted against the old
+   * generation's limit, and a pipelining flood set off a mark-compact several times a second.
+   */
+  private own: Buffer | undefined;
   private inflight = 0;
   private stallTimer: NodeJS.Timeout | undefined;
 
@@ -169,10 +182,9 @@ export class TcpConnection {
     private readonly onQuery: (c: TcpConnection) => void,
   ) {
     socket.on('data', (chunk: Buffer) => {
-      const left = this.pending.length - this.offset;
-      this.pending = left === 0 ? chunk : Buffer.concat([this.pending.subarray(this.offset), chunk]);
-      this.offset = 0;
+      this.append(chunk);
       scheduler.offer(this);
+      this.keepLeftover();
     });
     socket.on('drain', () => {
       this.clearStall();
@@ -183,6 +195,38 @@ export class TcpConnection {
       this.closed = true;
       this.clearStall();
     });
+  }
+
+  /** Adds a read chunk to the bytes waiting: the chunk itself when nothing waits, else a copy after them. */
+  private append(chunk: Buffer): void {
+    const left = this.pending.length - this.offset;
+    if (left === 0) {
+      this.pending = chunk;
+      this.offset = 0;
+      return;
+    }
+    const need = left + chunk.length;
+    let own = this.own;
+    if (own === undefined || own.length < need) {
+      own = Buffer.allocUnsafeSlow(Math.max(need, OWN_BYTES));
+      this.pending.copy(own, 0, this.offset);
+      this.own = own;
+    } else if (this.pending.buffer !== own.buffer || this.offset > 0) {
+      this.pending.copy(own, 0, this.offset); // may overlap itself: copy moves as memmove does
+    }
+    chunk.copy(own, left);
+    this.pending = own.subarray(0, need);
+    this.offset = 0;
+  }
+
+  /** After the 'data' callback: bytes still waiting move out of Node's read chunk into `own`. */
+  private keepLeftover(): void {
+    const left = this.pending.length - this.offset;
+    if (left === 0 || this.closed || (this.own !== undefined && this.pending.buffer === this.own.buffer)) return;
+    if (this.own === undefined || this.own.length < left) this.own = Buffer.allocUnsafeSlow(Math.max(left, OWN_BYTES));
+    this.pending.copy(this.own, 0, this.offset);
+    this.pending = this.own.subarray(0, left);
+    this.offset = 0;
   }
 
   /** No query under way, no answer unsent: closing it loses nothing but a half-sent frame. */
@@ -280,10 +324,15 @@ export class TcpConnection {
 
 /**
  * The open connections of one listener, oldest complete query first: the idle-timeout sweep
- * and the choice of whom to close at the cap both read from the front.
+ * and the choice of whom to close at the cap both read from the front. A list linked through
+ * the connections themselves: moving one to the young end on every query allocates nothing
+ * (as a Set it cost a deletion each time, and the Set's rebuilt tables were most of what a
+ * pipelining flood made the collector promote).
  */
 export class ConnectionTable {
-  private readonly byAge = new Set<TcpConnection>();
+  private oldest: TcpConnection | undefined;
+  private youngest: TcpConnection | undefined;
+  private count = 0;
   /**
    * Admitted in this turn of the loop: not read yet, so not known to be idle. A burst of
    * connections accepted in one go must not close a client whose query is already waiting.
@@ -297,22 +346,22 @@ export class ConnectionTable {
   }
 
   get size(): number {
-    return this.byAge.size;
+    return this.count;
   }
 
   /** Takes a new connection, making room at the cap; false when it had to be refused. */
   admit(c: TcpConnection): boolean {
     scheduler.accepted();
-    if (this.byAge.size >= this.limits.maxConnections) {
+    if (this.count >= this.limits.maxConnections) {
       const idlest = this.idlest();
       if (!idlest) return false;
       this.drop(idlest);
     }
-    this.byAge.add(c);
+    this.append(c);
     if (this.fresh.size === 0) setImmediate(() => this.fresh.clear());
     this.fresh.add(c);
     c.socket.on('close', () => {
-      this.byAge.delete(c);
+      this.unlink(c);
       this.fresh.delete(c);
     });
     return true;
@@ -321,32 +370,61 @@ export class ConnectionTable {
   /** A connection completed a query: it moves to the young end. */
   touch(c: TcpConnection): void {
     c.lastQueryAt = performance.now();
-    if (this.byAge.delete(c)) this.byAge.add(c);
+    if (this.youngest === c || !this.unlink(c)) return;
+    this.append(c);
   }
 
   closeAll(): void {
     clearInterval(this.sweeper);
-    for (const c of this.byAge) c.socket.destroy();
-    this.byAge.clear();
+    for (let c = this.oldest; c !== undefined; ) {
+      const next = c.younger;
+      this.unlink(c);
+      c.socket.destroy();
+      c = next;
+    }
     this.fresh.clear();
   }
 
+  private append(c: TcpConnection): void {
+    c.older = this.youngest;
+    c.younger = undefined;
+    if (this.youngest) this.youngest.younger = c;
+    else this.oldest = c;
+    this.youngest = c;
+    this.count++;
+  }
+
+  /** Takes `c` out of the order; false when it was not in it. */
+  private unlink(c: TcpConnection): boolean {
+    if (c.older === undefined && this.oldest !== c) return false;
+    if (c.older) c.older.younger = c.younger;
+    else this.oldest = c.younger;
+    if (c.younger) c.younger.older = c.older;
+    else this.youngest = c.older;
+    c.older = undefined;
+    c.younger = undefined;
+    this.count--;
+    return true;
+  }
+
   private idlest(): TcpConnection | undefined {
-    for (const c of this.byAge) if (c.isIdle() && !this.fresh.has(c)) return c;
+    for (let c = this.oldest; c !== undefined; c = c.younger) if (c.isIdle() && !this.fresh.has(c)) return c;
     return undefined;
   }
 
   private drop(c: TcpConnection): void {
-    this.byAge.delete(c);
+    this.unlink(c);
     c.socket.destroy();
   }
 
   private closeIdle(): void {
     const deadline = performance.now() - this.limits.idleTimeoutMs;
-    for (const c of this.byAge) {
+    for (let c = this.oldest; c !== undefined; ) {
       if (c.lastQueryAt > deadline) return;
+      const next = c.younger;
       // An answer still under way is not idleness; the stall timer watches unsent answers.
       if (c.isIdle()) this.drop(c);
+      c = next;
     }
   }
 }
