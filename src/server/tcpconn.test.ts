@@ -220,3 +220,51 @@ describe('TCP accept under pipelined load', () => {
     });
   }
 });
+
+describe('TCP framing across reads', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer(COREFILE);
+  });
+  after(() => s.stop());
+
+  // Each case writes the same framed queries cut at the given offsets, each piece its own
+  // write a little after the last (so each tends to arrive as its own read): bytes that wait
+  // past a read are kept by the connection and joined with the next read.
+  const frames = framedQueries(40);
+  const frameLength = frames.readUInt16BE(0) + 2;
+  const cases: Array<{ what: string; cuts: number[] }> = [
+    { what: 'all in one write (more than one slice waits past the read)', cuts: [] },
+    { what: 'a length prefix split between reads', cuts: [1, frameLength + 1] },
+    { what: 'a frame split three ways', cuts: [5, 20] },
+    { what: 'every cut in the middle of a frame, leftovers each time', cuts: [frameLength * 17 + 3, frameLength * 18 + 1, frameLength * 30 + 7] },
+    { what: 'one byte at a time for the first two frames', cuts: Array.from({ length: frameLength * 2 }, (_, i) => i + 1) },
+  ];
+  for (const c of cases) {
+    test(`every query answered once: ${c.what}`, { timeout: 30_000 }, async () => {
+      const conn = await connect(s.port);
+      const ids: number[] = [];
+      let buf = Buffer.alloc(0);
+      const done = new Promise<void>((resolve, reject) => {
+        conn.once('close', () => reject(new Error(`closed after ${ids.length} answers`)));
+        conn.on('data', (d: Buffer) => {
+          buf = Buffer.concat([buf, d]);
+          while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+            ids.push(buf.readUInt16BE(2));
+            buf = buf.subarray(2 + buf.readUInt16BE(0));
+          }
+          if (ids.length >= 40) resolve();
+        });
+      });
+      let from = 0;
+      for (const cut of [...c.cuts, frames.length]) {
+        conn.write(frames.subarray(from, cut));
+        from = cut;
+        await sleep(2);
+      }
+      await done;
+      conn.destroy();
+      assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
+    });
+  }
+});
