@@ -7,6 +7,8 @@ import { answers, dig } from '../testutil/dig.js';
 import { sleep, waitFor } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { queryBytes } from '../testutil/tcpabuse.js';
+import type { Dispatcher } from './dispatch.js';
+import { DEFAULT_TCP_LIMITS, TcpConnection } from './tcpconn.js';
 
 const COREFILE = `example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.0.0.1 a.example.org\n    }\n}\n`;
 
@@ -268,3 +270,44 @@ describe('TCP framing across reads', () => {
     });
   }
 });
+
+describe('TCP query bytes outlive the read they came in', () => {
+  // A request whose answer is still under way keeps its bytes (forward sends them later, a
+  // retry over TCP sends them again, the cache compares them with the reply): later reads on
+  // the same connection must not change them.
+  test('queries answered later keep their bytes while the connection reads on', { timeout: 30_000 }, async () => {
+    const held: Array<{ msg: Buffer; was: string }> = [];
+    const pendingAnswers: Array<() => void> = [];
+    const dispatcher = {
+      handle(msg: Buffer): Promise<Buffer | undefined> {
+        held.push({ msg, was: msg.toString('hex') });
+        return new Promise((resolve) => pendingAnswers.push(() => resolve(Buffer.from(msg))));
+      },
+    } as unknown as Dispatcher;
+    const server = net.createServer((socket) => {
+      new TcpConnection(socket, { transport: 'tcp', remoteAddress: '127.0.0.1', remotePort: 0, localAddress: '127.0.0.1', localPort: 0 }, dispatcher, DEFAULT_TCP_LIMITS, () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    const client = await connect(port);
+    // 40 queries in each write (more than a slice: the rest waits past the read), three writes
+    // of different names apart in time, all answered only at the end.
+    for (const name of ['first.example.org', 'second.example.org', 'third.example.org']) {
+      client.write(Buffer.concat(Array.from({ length: 40 }, (_, id) => frame(queryBytes(name, id)))));
+      await waitFor(() => held.length % 40 === 0 && held.length > 0 && held.at(-1)!.was.includes(Buffer.from(name.split('.')[0]!).toString('hex')), 5000);
+    }
+    await waitFor(() => held.length === 120, 5000);
+    const changed = held.filter((h) => h.msg.toString('hex') !== h.was).length;
+    for (const answer of pendingAnswers) answer();
+    client.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+    assert.equal(changed, 0, `${changed} of ${held.length} queries' bytes changed after they were handed over`);
+  });
+});
+
+function frame(q: Buffer): Buffer {
+  const f = Buffer.alloc(q.length + 2);
+  f.writeUInt16BE(q.length, 0);
+  q.copy(f, 2);
+  return f;
+}

@@ -56,9 +56,6 @@ const QUERIES_PER_TURN_ACCEPTING = 1;
 
 const EMPTY = Buffer.alloc(0);
 
-/** A connection's own buffer for waiting bytes: one read chunk's worth (Node reads 64 KiB at most). */
-const OWN_BYTES = 64 * 1024;
-
 function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
   return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
@@ -164,13 +161,6 @@ export class TcpConnection {
   /** Bytes received and not yet taken as queries: pending[offset..]. */
   private pending: Buffer = EMPTY;
   private offset = 0;
-  /**
-   * Where bytes that wait past the 'data' callback are kept, made on first need and reused for
-   * the connection's life. Keeping Node's read chunk instead (64 KiB per read for a pipelining
-   * client) let each chunk outlive scavenges: promoted, its memory counted against the old
-   * generation's limit, and a pipelining flood set off a mark-compact several times a second.
-   */
-  private own: Buffer | undefined;
   private inflight = 0;
   private stallTimer: NodeJS.Timeout | undefined;
 
@@ -182,9 +172,12 @@ export class TcpConnection {
     private readonly onQuery: (c: TcpConnection) => void,
   ) {
     socket.on('data', (chunk: Buffer) => {
-      this.append(chunk);
+      // Joined into a new buffer, never written into one a query was read from: a request may
+      // outlive its turn (an answer under way, a prefetch, a retry over TCP) and keeps its bytes.
+      const left = this.pending.length - this.offset;
+      this.pending = left === 0 ? chunk : Buffer.concat([this.pending.subarray(this.offset), chunk]);
+      this.offset = 0;
       scheduler.offer(this);
-      this.keepLeftover();
     });
     socket.on('drain', () => {
       this.clearStall();
@@ -195,38 +188,6 @@ export class TcpConnection {
       this.closed = true;
       this.clearStall();
     });
-  }
-
-  /** Adds a read chunk to the bytes waiting: the chunk itself when nothing waits, else a copy after them. */
-  private append(chunk: Buffer): void {
-    const left = this.pending.length - this.offset;
-    if (left === 0) {
-      this.pending = chunk;
-      this.offset = 0;
-      return;
-    }
-    const need = left + chunk.length;
-    let own = this.own;
-    if (own === undefined || own.length < need) {
-      own = Buffer.allocUnsafeSlow(Math.max(need, OWN_BYTES));
-      this.pending.copy(own, 0, this.offset);
-      this.own = own;
-    } else if (this.pending.buffer !== own.buffer || this.offset > 0) {
-      this.pending.copy(own, 0, this.offset); // may overlap itself: copy moves as memmove does
-    }
-    chunk.copy(own, left);
-    this.pending = own.subarray(0, need);
-    this.offset = 0;
-  }
-
-  /** After the 'data' callback: bytes still waiting move out of Node's read chunk into `own`. */
-  private keepLeftover(): void {
-    const left = this.pending.length - this.offset;
-    if (left === 0 || this.closed || (this.own !== undefined && this.pending.buffer === this.own.buffer)) return;
-    if (this.own === undefined || this.own.length < left) this.own = Buffer.allocUnsafeSlow(Math.max(left, OWN_BYTES));
-    this.pending.copy(this.own, 0, this.offset);
-    this.pending = this.own.subarray(0, left);
-    this.offset = 0;
   }
 
   /** No query under way, no answer unsent: closing it loses nothing but a half-sent frame. */
@@ -260,8 +221,8 @@ export class TcpConnection {
 
   /**
    * Answers up to `max` complete queries; returns how many it took. The answers made at once
-   * leave in one write: a frame and a write request per answer were most of what a pipelining
-   * client made the collector do.
+   * leave in one write (a frame and a write request each made a third more scavenges under a
+   * pipelining flood).
    */
   serve(max: number): number {
     let n = 0;
