@@ -12,10 +12,10 @@ import { DEFAULT_TCP_LIMITS, TcpConnection } from './tcpconn.js';
 
 const COREFILE = `example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.0.0.1 a.example.org\n    }\n}\n`;
 
-function framedQueries(count: number): Buffer {
+function framedQueries(count: number, name = 'a.example.org'): Buffer {
   return Buffer.concat(
     Array.from({ length: count }, (_, id) => {
-      const q = queryBytes('a.example.org', id);
+      const q = queryBytes(name, id);
       const f = Buffer.alloc(q.length + 2);
       f.writeUInt16BE(q.length, 0);
       q.copy(f, 2);
@@ -29,6 +29,24 @@ function connect(port: number): Promise<net.Socket> {
     const s = net.connect(port, '127.0.0.1', () => resolve(s));
     s.on('error', reject);
   });
+}
+
+/** The IDs of the answers `c` receives; `done` resolves once `count` have come, and fails if the server closes first. */
+function answerIds(c: net.Socket, count: number): { ids: number[]; done: Promise<void> } {
+  const ids: number[] = [];
+  let buf = Buffer.alloc(0);
+  const done = new Promise<void>((resolve, reject) => {
+    c.once('close', () => reject(new Error(`closed after ${ids.length} answers`)));
+    c.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        ids.push(buf.readUInt16BE(2));
+        buf = buf.subarray(2 + buf.readUInt16BE(0));
+      }
+      if (ids.length >= count) resolve();
+    });
+  });
+  return { ids, done };
 }
 
 /** Resolves when the server closes `s` (end or reset). */
@@ -65,23 +83,11 @@ describe('TCP connections', () => {
   test('thousands of queries in one write are all answered, in turns', { timeout: 30_000 }, async () => {
     const count = 5000;
     const c = await connect(s.port);
-    const ids = new Set<number>();
-    let buf = Buffer.alloc(0);
-    const done = new Promise<void>((resolve, reject) => {
-      c.once('close', () => reject(new Error(`closed after ${ids.size} answers`)));
-      c.on('data', (d: Buffer) => {
-        buf = Buffer.concat([buf, d]);
-        while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-          ids.add(buf.readUInt16BE(2));
-          buf = buf.subarray(2 + buf.readUInt16BE(0));
-        }
-        if (ids.size === count) resolve();
-      });
-    });
+    const { ids, done } = answerIds(c, count);
     c.write(framedQueries(count));
     await done;
     c.destroy();
-    assert.equal(ids.size, count);
+    assert.equal(new Set(ids).size, count);
   });
 
   test('a client that never reads is paused, then closed; others are answered meanwhile', { timeout: 30_000 }, async () => {
@@ -245,19 +251,7 @@ describe('TCP framing across reads', () => {
   for (const c of cases) {
     test(`every query answered once: ${c.what}`, { timeout: 30_000 }, async () => {
       const conn = await connect(s.port);
-      const ids: number[] = [];
-      let buf = Buffer.alloc(0);
-      const done = new Promise<void>((resolve, reject) => {
-        conn.once('close', () => reject(new Error(`closed after ${ids.length} answers`)));
-        conn.on('data', (d: Buffer) => {
-          buf = Buffer.concat([buf, d]);
-          while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-            ids.push(buf.readUInt16BE(2));
-            buf = buf.subarray(2 + buf.readUInt16BE(0));
-          }
-          if (ids.length >= 40) resolve();
-        });
-      });
+      const { ids, done } = answerIds(conn, 40);
       let from = 0;
       for (const cut of [...c.cuts, frames.length]) {
         conn.write(frames.subarray(from, cut));
@@ -293,7 +287,7 @@ describe('TCP query bytes outlive the read they came in', () => {
     // 40 queries in each write (more than a slice: the rest waits past the read), three writes
     // of different names apart in time, all answered only at the end.
     for (const name of ['first.example.org', 'second.example.org', 'third.example.org']) {
-      client.write(Buffer.concat(Array.from({ length: 40 }, (_, id) => frame(queryBytes(name, id)))));
+      client.write(framedQueries(40, name));
       await waitFor(() => held.length % 40 === 0 && held.length > 0 && held.at(-1)!.was.includes(Buffer.from(name.split('.')[0]!).toString('hex')), 5000);
     }
     await waitFor(() => held.length === 120, 5000);
@@ -304,10 +298,3 @@ describe('TCP query bytes outlive the read they came in', () => {
     assert.equal(changed, 0, `${changed} of ${held.length} queries' bytes changed after they were handed over`);
   });
 });
-
-function frame(q: Buffer): Buffer {
-  const f = Buffer.alloc(q.length + 2);
-  f.writeUInt16BE(q.length, 0);
-  q.copy(f, 2);
-  return f;
-}
