@@ -37,6 +37,12 @@ const db43: ApiObject = {
   status: { phase: 'Running', podIP: '127.0.0.43' },
 };
 
+/** A node cache's Corefile: workloads (reading pods as `source` says) in front of forward. */
+function cacheCorefile(reportPort: number, upstreamPort: number, source: string[]): string {
+  const props = source.map((l) => `        ${l}\n`).join('');
+  return `.:{PORT} {\n    bind 127.0.0.1\n    workloads 127.0.0.1:${reportPort} {\n${props}    }\n    forward . 127.0.0.1:${upstreamPort}\n}\n`;
+}
+
 /** The same pods as manifests, with objects a pods-only reader ignores. */
 const MANIFESTS = `apiVersion: v1
 kind: Namespace
@@ -174,15 +180,7 @@ describe('workloads without kubernetes: pods of one node from manifests', () => 
     writeFileSync(join(dir, 'cluster.yaml'), MANIFESTS);
     upstream = await startUpstream();
     reportPort = await freePort();
-    cache = await startTestServer(`.:{PORT} {
-    bind 127.0.0.1
-    workloads 127.0.0.1:${reportPort} {
-        manifests ${dir}
-        node node-a
-    }
-    forward . 127.0.0.1:${upstream.port}
-}
-`);
+    cache = await startTestServer(cacheCorefile(reportPort, upstream.port, [`manifests ${dir}`, `node node-a`]));
     // The folder is read in the background: wait for the log line that says what it holds.
     await waitFor(() => cache.logs.some((l) => l.includes('plugin/workloads: 1 pods on node node-a from directory')), 5000);
   });
@@ -216,15 +214,7 @@ describe('workloads without kubernetes: a source that fails never stops DNS', ()
     const url = await api.listen();
     const upstream = await startUpstream();
     const reportPort = await freePort();
-    const cache = await startTestServer(`.:{PORT} {
-    bind 127.0.0.1
-    workloads 127.0.0.1:${reportPort} {
-        endpoint ${url}
-        node node-a
-    }
-    forward . 127.0.0.1:${upstream.port}
-}
-`);
+    const cache = await startTestServer(cacheCorefile(reportPort, upstream.port, [`endpoint ${url}`, `node node-a`]));
     try {
       await waitFor(() => cache.logs.some((l) => l.includes('403')), 5000);
       assert.equal((await dig('www.example.com', 'A', { port: cache.port, args: ['-b', '127.0.0.41'] })).status, 'NOERROR');
@@ -247,14 +237,7 @@ describe('workloads without kubernetes: a source that fails never stops DNS', ()
   test('no credentials to read pods with: kdns starts and answers, says why, and tries again later', async () => {
     const upstream = await startUpstream();
     const reportPort = await freePort();
-    const cache = await startTestServer(`.:{PORT} {
-    bind 127.0.0.1
-    workloads 127.0.0.1:${reportPort} {
-        kubeconfig /nonexistent/kubeconfig
-    }
-    forward . 127.0.0.1:${upstream.port}
-}
-`);
+    const cache = await startTestServer(cacheCorefile(reportPort, upstream.port, [`kubeconfig /nonexistent/kubeconfig`]));
     try {
       assert.equal((await dig('www.example.com', 'A', { port: cache.port, args: ['-b', '127.0.0.41'] })).status, 'NOERROR');
       assert.deepEqual(await report(reportPort), [['', 'Unknown', '_unknown', 1, 1, 1]]);
