@@ -110,7 +110,9 @@ describe('other long-running commands', () => {
       const exited = exitOf(kdns.child);
       kdns.child.kill('SIGHUP');
       kdns.child.kill('SIGUSR1');
-      await waitFor(() => kdns.output().includes('SIGUSR1 received: this command has nothing to reload; ignored'), 5000);
+      await waitFor(() => kdns.output().includes('SIGUSR1 received: this command has nothing to reload; ignored'), 5000).catch((e: Error) => {
+        throw new Error(`${e.message}; kdns said:\n${kdns.output()}`);
+      });
       await sleep(200);
       assert.equal(kdns.child.exitCode, null, kdns.output());
       assert.match(kdns.output(), /SIGHUP received, ignored/);
