@@ -114,7 +114,11 @@ export class Dispatcher {
     this.otherClasses = takesOtherClasses(zones);
   }
 
-  handle(raw: Buffer, client: ClientInfo): Outcome {
+  /**
+   * Answers one query. `lent`: the caller reuses `raw` once this returns (see DnsRequest.own);
+   * a request whose answer is still under way then gets its own copy here.
+   */
+  handle(raw: Buffer, client: ClientInfo, lent = false): Outcome {
     if (raw.length < 12) return undefined;
     const flags = raw.readUInt16BE(2);
     if (flags & QR) return undefined; // never answer a response: that is how loops start
@@ -129,7 +133,7 @@ export class Dispatcher {
       if (e instanceof DnsFormatError && e.questionEnd !== undefined) return questionReply(raw, e.questionEnd, refusal);
       return undefined;
     }
-    let req = new DnsRequest(raw, query, client);
+    let req = new DnsRequest(raw, query, client, undefined, lent);
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
     if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
@@ -148,6 +152,7 @@ export class Dispatcher {
       return this.fail(req, e);
     }
     if (isPromise<Reply | undefined>(result)) {
+      req.own();
       return result.then(
         (r) => this.finish(req, r),
         (e: unknown) => this.fail(req, e),

@@ -38,16 +38,44 @@ export class DnsRequest {
   /** When the server received it (process.hrtime.bigint()), for durations. */
   readonly received: bigint;
   private full?: Message;
+  private bytes: Buffer;
+  private lent: boolean;
 
   constructor(
     /** The query as received (or as re-encoded for a derived request). */
-    readonly raw: Buffer,
+    raw: Buffer,
     readonly query: ParsedQuery,
     readonly client: ClientInfo,
     received?: bigint,
+    /**
+     * `raw` is the transport's to reuse once handling returns (a TCP connection's read buffer):
+     * whoever keeps the request longer calls own() first.
+     */
+    lent = false,
   ) {
+    this.bytes = raw;
+    this.lent = lent;
     this.maxUdpSize = udpLimit(query.edns);
     this.received = received ?? process.hrtime.bigint();
+  }
+
+  /** The query as received (or as re-encoded for a derived request). */
+  get raw(): Buffer {
+    return this.bytes;
+  }
+
+  /**
+   * Makes the query's bytes the request's own. A TCP connection lends the bytes it read, and
+   * reuses that buffer for what it reads next (a buffer it keeps lives through collections;
+   * a new one per read was most of what a pipelining client made the collector promote). So
+   * work that goes on after handling has returned (an answer still under way, a cache refresh
+   * behind a hit) calls this first: a forward retried on another upstream or over TCP sends
+   * these bytes again. Costs one copy, and only for lent bytes.
+   */
+  own(): void {
+    if (!this.lent) return;
+    this.bytes = Buffer.from(this.bytes);
+    this.lent = false;
   }
 
   /** Free-form data plugins leave for later plugins (CoreDNS's metadata). */

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { answers, dig } from '../testutil/dig.js';
-import { sleep, waitFor } from '../testutil/net.js';
+import { freePort, sleep, waitFor } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { queryBytes } from '../testutil/tcpabuse.js';
-import type { Dispatcher } from './dispatch.js';
-import { DEFAULT_TCP_LIMITS, TcpConnection } from './tcpconn.js';
+import { exampleZone, missing, namedUpstream, truncatingUpstream, type NamedUpstream, type Scripted } from '../testutil/upstream.js';
+import { decodeMessage } from '../dns/codec.js';
 
 const COREFILE = `example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.0.0.1 a.example.org\n    }\n}\n`;
 
@@ -22,6 +22,38 @@ function framedQueries(count: number, name = 'a.example.org'): Buffer {
       return f;
     }),
   );
+}
+
+/** One framed query per name, IDs counting from `firstId`. */
+function framedQueryList(names: readonly string[], firstId: number): Buffer {
+  return Buffer.concat(
+    names.map((name, i) => {
+      const q = queryBytes(name, firstId + i);
+      const f = Buffer.alloc(q.length + 2);
+      f.writeUInt16BE(q.length, 0);
+      q.copy(f, 2);
+      return f;
+    }),
+  );
+}
+
+/** ID and question name (lower case, no final dot) of each answer `c` receives, until `count`. */
+function answeredQuestions(c: net.Socket, count: number): { answers: Array<{ id: number; name: string }>; done: Promise<void> } {
+  const got: Array<{ id: number; name: string }> = [];
+  let buf = Buffer.alloc(0);
+  const done = new Promise<void>((resolve, reject) => {
+    c.once('close', () => reject(new Error(`closed after ${got.length} answers`)));
+    c.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        const m = decodeMessage(buf.subarray(2, 2 + buf.readUInt16BE(0)));
+        got.push({ id: m.id, name: (m.questions[0]?.name ?? '').replace(/\.$/, '').toLowerCase() });
+        buf = buf.subarray(2 + buf.readUInt16BE(0));
+      }
+      if (got.length >= count) resolve();
+    });
+  });
+  return { answers: got, done };
 }
 
 function connect(port: number): Promise<net.Socket> {
@@ -265,36 +297,50 @@ describe('TCP framing across reads', () => {
   }
 });
 
-describe('TCP query bytes outlive the read they came in', () => {
-  // A request whose answer is still under way keeps its bytes (forward sends them later, a
-  // retry over TCP sends them again, the cache compares them with the reply): later reads on
-  // the same connection must not change them.
-  test('queries answered later keep their bytes while the connection reads on', { timeout: 30_000 }, async () => {
-    const held: Array<{ msg: Buffer; was: string }> = [];
-    const pendingAnswers: Array<() => void> = [];
-    const dispatcher = {
-      handle(msg: Buffer): Promise<Buffer | undefined> {
-        held.push({ msg, was: msg.toString('hex') });
-        return new Promise((resolve) => pendingAnswers.push(() => resolve(Buffer.from(msg))));
-      },
-    } as unknown as Dispatcher;
-    const server = net.createServer((socket) => {
-      new TcpConnection(socket, { transport: 'tcp', remoteAddress: '127.0.0.1', remotePort: 0, localAddress: '127.0.0.1', localPort: 0 }, dispatcher, DEFAULT_TCP_LIMITS, () => undefined);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const port = (server.address() as net.AddressInfo).port;
-    const client = await connect(port);
-    // 40 queries in each write (more than a slice: the rest waits past the read), three writes
-    // of different names apart in time, all answered only at the end.
-    for (const name of ['first.example.org', 'second.example.org', 'third.example.org']) {
-      client.write(framedQueries(40, name));
-      await waitFor(() => held.length % 40 === 0 && held.length > 0 && held.at(-1)!.was.includes(Buffer.from(name.split('.')[0]!).toString('hex')), 5000);
+describe('TCP query bytes outlive the read they came in', { skip: missing('named', 'bind9') }, () => {
+  // A connection reuses the buffer its waiting queries are read from; a query whose answer is
+  // still under way when the next read lands there must keep its bytes. Here forward (prefer_udp)
+  // gets a truncated UDP reply late and asks again over TCP with the query's bytes, by then
+  // written over by later reads if they were not copied: the client would get another
+  // question's answer.
+  let named: NamedUpstream;
+  let tc: Scripted;
+  let server: TestServer;
+  before(async () => {
+    named = namedUpstream({ zones: { 'example.test': exampleZone() }, port: await freePort() });
+    await named.start();
+    tc = await truncatingUpstream(named.port, 300);
+    server = await startTestServer(`.:{PORT} {\n  bind 127.0.0.1\n  forward . 127.0.0.1:${tc.port} {\n    prefer_udp\n  }\n}\n`);
+  });
+  after(async () => {
+    await server.stop();
+    await tc.close();
+    await named.dispose();
+  });
+
+  test('each answer is for the question asked while the connection reads on', { timeout: 30_000 }, async () => {
+    const batches = 3;
+    const perBatch = 120; // more than a slice and than SMALL_TAIL bytes: the rest waits in the reused buffer
+    const nameOf = (id: number): string => `q${id}.batch${Math.floor(id / perBatch)}.wild.example.test`;
+    const frames = Array.from({ length: batches }, (_, b) => framedQueryList(Array.from({ length: perBatch }, (_, i) => nameOf(b * perBatch + i)), b * perBatch));
+    const client = await connect(server.port);
+    const got = answeredQuestions(client, batches * perBatch);
+    // Each write but the last ends one byte into the next batch's first frame, so the waiting
+    // bytes never run out and the connection keeps (and writes into) the same buffer.
+    for (let b = 0; b < batches; b++) {
+      const start = b === 0 ? 0 : 1;
+      const tail = b + 1 < batches ? (frames[b + 1] as Buffer).subarray(0, 1) : Buffer.alloc(0);
+      client.write(Buffer.concat([(frames[b] as Buffer).subarray(start), tail]));
+      await waitFor(() => tc.udpQueries >= (b + 1) * perBatch, 10_000);
     }
-    await waitFor(() => held.length === 120, 5000);
-    const changed = held.filter((h) => h.msg.toString('hex') !== h.was).length;
-    for (const answer of pendingAnswers) answer();
+    await within(got.done, 20_000, 'all answers');
     client.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-    assert.equal(changed, 0, `${changed} of ${held.length} queries' bytes changed after they were handed over`);
+    const wrong = got.answers.filter((a) => a.name !== nameOf(a.id));
+    assert.deepEqual(
+      wrong.slice(0, 3).map((a) => `${a.id}: ${a.name}`),
+      [],
+      `${wrong.length} of ${got.answers.length} answers were for another question`,
+    );
+    assert.equal(tc.tcpQueries > 0, true, 'the truncated replies were asked again over TCP');
   });
 });

@@ -53,8 +53,9 @@ export function edns(udpSize = 1232, over: Partial<Edns> = {}): Edns {
 export const testClient: ClientInfo = { transport: 'udp', remoteAddress: '127.0.0.1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 53 };
 
 /** The request the server would make of these bytes from this client. */
-export function requestOf(raw: Buffer, client?: Partial<ClientInfo>): DnsRequest {
-  return new DnsRequest(raw, parseQuery(raw), client ? { ...testClient, ...client } : testClient);
+/** `lent`: the bytes are the caller's to reuse once handling returns, as a TCP connection's are. */
+export function requestOf(raw: Buffer, client?: Partial<ClientInfo>, lent = false): DnsRequest {
+  return new DnsRequest(raw, parseQuery(raw), client ? { ...testClient, ...client } : testClient, undefined, lent);
 }
 
 export interface RequestOptions extends QueryOptions {

@@ -292,9 +292,10 @@ export interface Scripted {
 
 /**
  * Scripted because no real server can be told to do it: answers every UDP query with an empty
- * truncated (TC) reply, and relays TCP connections byte for byte to a real server at `tcpTarget`.
+ * truncated (TC) reply (after `udpDelayMs`), and relays TCP connections byte for byte to a real
+ * server at `tcpTarget`.
  */
-export async function truncatingUpstream(tcpTarget: number): Promise<Scripted> {
+export async function truncatingUpstream(tcpTarget: number, udpDelayMs = 0): Promise<Scripted> {
   const udp = dgram.createSocket('udp4');
   const sockets = new Set<net.Socket>();
   const state: Scripted = {
@@ -308,7 +309,9 @@ export async function truncatingUpstream(tcpTarget: number): Promise<Scripted> {
   };
   udp.on('message', (msg, rinfo) => {
     state.udpQueries++;
-    udp.send(bareReply(msg, 0x0200), rinfo.port, rinfo.address);
+    const send = (): void => udp.send(bareReply(msg, 0x0200), rinfo.port, rinfo.address);
+    if (udpDelayMs > 0) setTimeout(send, udpDelayMs);
+    else send();
   });
   const tcp = net.createServer((c) => {
     sockets.add(c);

@@ -279,3 +279,40 @@ describe('answers the plugin behind keeps itself (Reply.kept)', () => {
     });
   }
 });
+
+describe('a refresh behind a hit keeps the query it refreshes', () => {
+  // A TCP connection lends a query's bytes until handling returns, then reads into the same
+  // buffer; the refresh the hit starts runs later and must still ask the question asked.
+  const TTL = 30;
+  const replyTo = (raw: Buffer): Buffer => {
+    const answer = Buffer.from(`c00c00010001${TTL.toString(16).padStart(8, '0')}0004c0000201`, 'hex');
+    const out = Buffer.concat([raw, answer]);
+    out.writeUInt16BE(0x8580, 2);
+    out.writeUInt16BE(1, 6);
+    return out;
+  };
+  const cases: Array<{ what: string; options: Partial<CacheOptions>; laterMs: number }> = [
+    { what: 'prefetch of a popular entry', options: { prefetch: { amount: 1, durationMs: 60_000, percentage: 100 } }, laterMs: 1000 },
+    { what: 'serve_stale refreshing an expired entry', options: { serveStale: { durationMs: 3_600_000, verify: false } }, laterMs: (TTL + 1) * 1000 },
+  ];
+  for (const c of cases) {
+    it(c.what, async () => {
+      let now = 1_000_000;
+      const plugin = new CachePlugin({ ...defaultCacheOptions(['.'], 100), ...c.options }, cacheCells(new Registry(), 'dns://:53', '.'), () => now);
+      const asked: string[] = [];
+      const next = (r: { raw: Buffer }): Reply => {
+        asked.push(r.raw.toString('hex'));
+        return Reply.fromWire(replyTo(r.raw), 0);
+      };
+      const query = buildQuery(nameToWire('web.demo.svc.cluster.local'), 1, 1, { id: 7 });
+      await plugin.serve(requestOf(Buffer.from(query)), next); // a miss: stored
+      now += c.laterMs;
+      const lent = Buffer.from(query);
+      const hit = plugin.serve(requestOf(lent, undefined, true), next);
+      lent.fill(0xff); // the connection reads its next bytes into the buffer
+      await hit;
+      await sleep(10);
+      assert.deepEqual(asked, [query.toString('hex'), query.toString('hex')]);
+    });
+  }
+});

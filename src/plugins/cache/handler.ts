@@ -196,6 +196,7 @@ export class CachePlugin implements Plugin {
   private refresh(e: CacheEntry, req: DnsRequest, next: Next, popularity?: number): void {
     if (e.refreshing) return;
     e.refreshing = true;
+    req.own(); // the refresh outlives this hit
     void Promise.resolve()
       .then(() => next(req))
       .then((reply) => {
