@@ -30,7 +30,7 @@ const timeout = process.env.TEST_TIMEOUT_MS ?? '180000';
 // The tests' scratch files (fixtures, upstream configs, sockets) go into one folder per run,
 // removed at the end: a test that fails, or is killed by the timeout, leaves nothing in /tmp.
 // Open to every user as /tmp is, for the processes the tests start under other users.
-const scratch = mkdtempSync(join(tmpdir(), 'kdns-test-'));
+const scratch = mkdtempSync(join(tmpdir(), 'kdns-npm-test-'));
 chmodSync(scratch, 0o1777);
 const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...files], {
   stdio: 'inherit',
