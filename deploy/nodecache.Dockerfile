@@ -39,5 +39,5 @@ RUN for n in iptables-save iptables-restore ip6tables ip6tables-save ip6tables-r
     done
 USER 0:0
 EXPOSE 53/udp 53/tcp 8080 9253
-ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "--v8-pool-size=1", "/app/bin/kdns"]
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--v8-pool-size=1", "/app/bin/kdns"]
 CMD ["node-cache", "-h"]

@@ -22,7 +22,7 @@ const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const source = resolve(process.argv[2] ?? join(here, '../shared/bench/data/cluster'));
 const rounds = Number(process.argv[3] ?? 20);
 const port = Number(process.env.PORT ?? 5330);
-const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --optimize-for-size --v8-pool-size=1').split(' ').filter(Boolean);
+const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --v8-pool-size=1').split(' ').filter(Boolean);
 
 const { buildQuery } = await import(join(here, 'dist/dns/wire.js'));
 const { nameToWire } = await import(join(here, 'dist/dns/name.js'));

@@ -81,4 +81,4 @@ CONF
     ;;
   *) exit 3 ;;
 esac
-exec node ${KDNS_NODE_FLAGS---max-semi-space-size=1 --optimize-for-size --v8-pool-size=1} "$here/bin/kdns" serve --conf "$conf"
+exec node ${KDNS_NODE_FLAGS---max-semi-space-size=1 --v8-pool-size=1} "$here/bin/kdns" serve --conf "$conf"

@@ -40,7 +40,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${KDNS_BENCH_IN_NETNS:-}" ] && command -v unshare
 fi
 if [ -n "${KDNS_BENCH_IN_NETNS:-}" ]; then ip link set lo up; fi
 
-NODE_FLAGS="${KDNS_NODE_FLAGS---max-semi-space-size=1 --optimize-for-size --v8-pool-size=1}"
+NODE_FLAGS="${KDNS_NODE_FLAGS---max-semi-space-size=1 --v8-pool-size=1}"
 DURATION="${DURATION:-10}"
 IDLE="${IDLE:-30}"
 SETTLE="${SETTLE:-20}"

@@ -23,7 +23,7 @@ example.org:$port {
     }
 }
 CONF
-${KDNS_TASKSET:-} node ${KDNS_NODE_FLAGS:---max-semi-space-size=1 --optimize-for-size --v8-pool-size=1} "${KDNS_BIN:-$here/bin/kdns}" serve --conf "$dir/Corefile" > "${KDNS_LOG:-$dir/log}" 2>&1 &
+${KDNS_TASKSET:-} node ${KDNS_NODE_FLAGS:---max-semi-space-size=1 --v8-pool-size=1} "${KDNS_BIN:-$here/bin/kdns}" serve --conf "$dir/Corefile" > "${KDNS_LOG:-$dir/log}" 2>&1 &
 kdns=$!
 trap 'kill $kdns 2>/dev/null; wait $kdns 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do grep -q listening "${KDNS_LOG:-$dir/log}" && break; sleep 0.1; done

@@ -95,7 +95,7 @@ export function helperScript(name: string): string[] {
 }
 
 /** The Node.js flags kdns is started with (deploy/Dockerfile, `npm start`, README). */
-export const SHIPPED_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size', '--v8-pool-size=1'] as const;
+export const SHIPPED_NODE_FLAGS = ['--max-semi-space-size=1', '--v8-pool-size=1'] as const;
 
 /**
  * Runs a script of src/testutil (name without extension) in a node started with SHIPPED_NODE_FLAGS,
