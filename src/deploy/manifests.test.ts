@@ -239,7 +239,7 @@ describe('deploy/coredns (kdns serve in CoreDNS\'s place)', { skip }, () => {
   });
   test('memory from the measured figures: request ≥ 71 MiB (after a load, 10k Services + 10k Pods), limit ≥ 169 MiB (peak, 100k + 150k)', () => {
     const r = find(objs(), 'Deployment', 'coredns')['spec'].template.spec.containers[0].resources;
-    assert.deepEqual(r, { requests: { cpu: '100m', memory: '80Mi' }, limits: { memory: '256Mi' } });
+    assert.deepEqual(r, { requests: { cpu: '100m', memory: '112Mi' }, limits: { memory: '256Mi' } });
   });
   test('two replicas, spread over nodes and zones, one at a time disrupted', () => {
     const d = find(objs(), 'Deployment', 'coredns');
