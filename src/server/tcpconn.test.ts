@@ -13,15 +13,7 @@ import { decodeMessage } from '../dns/codec.js';
 const COREFILE = `example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.0.0.1 a.example.org\n    }\n}\n`;
 
 function framedQueries(count: number, name = 'a.example.org'): Buffer {
-  return Buffer.concat(
-    Array.from({ length: count }, (_, id) => {
-      const q = queryBytes(name, id);
-      const f = Buffer.alloc(q.length + 2);
-      f.writeUInt16BE(q.length, 0);
-      q.copy(f, 2);
-      return f;
-    }),
-  );
+  return framedQueryList(Array.from({ length: count }, () => name), 0);
 }
 
 /** One framed query per name, IDs counting from `firstId`. */
@@ -63,24 +55,6 @@ function connect(port: number): Promise<net.Socket> {
   });
 }
 
-/** The IDs of the answers `c` receives; `done` resolves once `count` have come, and fails if the server closes first. */
-function answerIds(c: net.Socket, count: number): { ids: number[]; done: Promise<void> } {
-  const ids: number[] = [];
-  let buf = Buffer.alloc(0);
-  const done = new Promise<void>((resolve, reject) => {
-    c.once('close', () => reject(new Error(`closed after ${ids.length} answers`)));
-    c.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-        ids.push(buf.readUInt16BE(2));
-        buf = buf.subarray(2 + buf.readUInt16BE(0));
-      }
-      if (ids.length >= count) resolve();
-    });
-  });
-  return { ids, done };
-}
-
 /** Resolves when the server closes `s` (end or reset). */
 function closedByServer(s: net.Socket): Promise<void> {
   return new Promise((resolve) => {
@@ -115,11 +89,11 @@ describe('TCP connections', () => {
   test('thousands of queries in one write are all answered, in turns', { timeout: 30_000 }, async () => {
     const count = 5000;
     const c = await connect(s.port);
-    const { ids, done } = answerIds(c, count);
+    const { answers, done } = answeredQuestions(c, count);
     c.write(framedQueries(count));
     await done;
     c.destroy();
-    assert.equal(new Set(ids).size, count);
+    assert.equal(new Set(answers.map((a) => a.id)).size, count);
   });
 
   test('a client that never reads is paused, then closed; others are answered meanwhile', { timeout: 30_000 }, async () => {
@@ -283,7 +257,7 @@ describe('TCP framing across reads', () => {
   for (const c of cases) {
     test(`every query answered once: ${c.what}`, { timeout: 30_000 }, async () => {
       const conn = await connect(s.port);
-      const { ids, done } = answerIds(conn, 40);
+      const { answers, done } = answeredQuestions(conn, 40);
       let from = 0;
       for (const cut of [...c.cuts, frames.length]) {
         conn.write(frames.subarray(from, cut));
@@ -292,7 +266,7 @@ describe('TCP framing across reads', () => {
       }
       await done;
       conn.destroy();
-      assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
+      assert.deepEqual(answers.map((a) => a.id).sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
     });
   }
 });
