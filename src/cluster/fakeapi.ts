@@ -151,6 +151,14 @@ export interface RecordedRequest {
   contentType: string;
 }
 
+/** What the admission hook is given: the resource, the request's namespace and query, the decoded object. */
+export interface AdmissionCall {
+  resource: ApiResource;
+  namespace?: string;
+  object: ApiObject;
+  params: Record<string, string>;
+}
+
 export interface FakeApiOptions {
   /** BOOKMARK to every watch that allows them, this often (0: only through bookmark()). */
   bookmarkIntervalMs?: number;
@@ -354,7 +362,8 @@ function applyDefaults(o: ApiObject): void {
   }
 }
 
-class ApiFailure extends Error {
+/** An error answered as the API server's Status (code, reason, message). */
+export class ApiFailure extends Error {
   constructor(
     readonly code: number,
     readonly reason: string,
@@ -384,6 +393,11 @@ export class FakeApiServer {
   /** Send 410 as an HTTP status instead of a watch ERROR event. */
   goneAsHttpStatus = false;
   readonly requestFailures: RequestFailure[] = [];
+  /**
+   * Called for every create (POST) before it is stored, as kube-apiserver runs admission: it
+   * returns the object to store (mutated or not) or throws ApiFailure to refuse the request.
+   */
+  admission: ((request: AdmissionCall) => Promise<ApiObject>) | undefined;
   private listGate: Promise<void> | undefined;
   private openListGate: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -650,7 +664,11 @@ export class FakeApiServer {
         return this.list(route, params, res);
       }
       const manager = params['fieldManager'] ?? 'unknown';
-      if (method === 'POST' && route.name === undefined) return this.send(res, 201, this.create(route, this.parseBody(body), manager));
+      if (method === 'POST' && route.name === undefined) {
+        const submitted = this.parseBody(body);
+        const admitted = this.admission ? await this.admission({ resource: route.collection.resource, ...(route.namespace !== undefined ? { namespace: route.namespace } : {}), object: submitted, params }) : submitted;
+        return this.send(res, 201, this.create(route, admitted, manager));
+      }
       if (method === 'PATCH' && route.name !== undefined) return this.send(res, 200, this.patch(route, req.headers['content-type'] ?? '', body, manager));
       return this.status(res, 405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
     } catch (e) {
