@@ -33,18 +33,30 @@ export function isHostEntry(entry: string): boolean {
   return HOST_ENTRIES.includes(entry);
 }
 
+/** The lists of a Custom policy, as named in `dnsParams.custom`. */
+export type CustomListField = 'search' | 'searchPaths' | 'options';
+/** Where each list of a Custom policy was written: `dnsParams.custom.<field>`, or an annotation. */
+export type CustomListPaths = (field: CustomListField) => FieldPath;
+
+/** The paths of the lists under `…dnsParams.custom`. */
+export function dnsParamsListPaths(customPath: FieldPath): CustomListPaths {
+  return (field) => customPath.child(field);
+}
+
 /**
  * Errors in how the search list is written, independent of any namespace or domain: both names
  * set, a `$` label that is not exactly a substitution, $(HOST) inside an entry or not last.
+ * `paths` is the `dnsParams.custom` path, or where each list came from when it was not there.
  */
-export function checkCustomSearchSyntax(custom: CustomParams, customPath: FieldPath): FieldError[] {
+export function checkCustomSearchSyntax(custom: CustomParams, paths: FieldPath | CustomListPaths): FieldError[] {
+  const listPath = typeof paths === 'function' ? paths : dnsParamsListPaths(paths);
   const errors: FieldError[] = [];
   if (custom.search !== undefined && custom.searchPaths !== undefined) {
-    errors.push(forbidden(customPath.child('searchPaths'), 'may not be set together with `search` (it is another name for it)'));
+    errors.push(forbidden(listPath('searchPaths'), 'may not be set together with `search` (it is another name for it)'));
   }
   const { field, entries } = customSearchField(custom);
   entries.forEach((entry, i) => {
-    const at = customPath.child(field).index(i);
+    const at = listPath(field).index(i);
     if (isHostEntry(entry)) {
       if (i !== entries.length - 1) errors.push(invalid(at, entry, `${entry} may only be the last entry`));
       return;

@@ -6,8 +6,8 @@ import { isIP } from 'node:net';
 import { FieldPath, forbidden, invalid, required, unsupported } from '../cluster/field.js';
 import type { FieldError } from '../cluster/field.js';
 import type { PodDNSConfig, PodSpec } from '../cluster/types.js';
-import { checkCustomSearchSyntax, customSearchField, isHostEntry, MAX_CUSTOM_SEARCH_PATHS, MAX_NDOTS, ndotsValue, substituteLabels } from './custom.js';
-import type { CustomParams } from './custom.js';
+import { checkCustomSearchSyntax, customSearchField, dnsParamsListPaths, isHostEntry, MAX_CUSTOM_SEARCH_PATHS, MAX_NDOTS, ndotsValue, substituteLabels } from './custom.js';
+import type { CustomListPaths, CustomParams } from './custom.js';
 import { MAX_NAMESERVERS, MAX_SEARCH_LINE_CHARS, MAX_SEARCH_PATHS } from './compute.js';
 import { readPodSpec } from './workload.js';
 import type { PodSpecSource } from './workload.js';
@@ -104,13 +104,18 @@ export function validateDNSParams(spec: PodSpec, namespace: string, specPath: Fi
   return validateCustomParams(custom, namespace, paramsPath.child('custom'), opts);
 }
 
-function validateCustomParams(custom: CustomParams, namespace: string, path: FieldPath, opts: DNSValidationOptions): FieldError[] {
-  const errors = checkCustomSearchSyntax(custom, path);
+/**
+ * Custom's rules for its parameters wherever they were written: `at` is the `dnsParams.custom`
+ * path, or where each list came from (the dns.kdns.io/search and /options annotations).
+ */
+export function validateCustomParams(custom: CustomParams, namespace: string, at: FieldPath | CustomListPaths, opts: DNSValidationOptions): FieldError[] {
+  const listPath = typeof at === 'function' ? at : dnsParamsListPaths(at);
+  const errors = checkCustomSearchSyntax(custom, listPath);
   const { field, entries } = customSearchField(custom);
   const staticCount = entries.filter((e) => !isHostEntry(e)).length;
   if (staticCount > MAX_CUSTOM_SEARCH_PATHS) {
     errors.push({
-      field: path.child(field).toString(),
+      field: listPath(field).toString(),
       reason: 'Too many',
       value: staticCount,
       detail: `must have at most ${MAX_CUSTOM_SEARCH_PATHS} items besides $(HOST)`,
@@ -118,11 +123,11 @@ function validateCustomParams(custom: CustomParams, namespace: string, path: Fie
   }
   const malformed = new Set(errors.map((e) => e.field));
   entries.forEach((entry, i) => {
-    const at = path.child(field).index(i);
-    if (isHostEntry(entry) || malformed.has(at.toString())) return;
-    errors.push(...validateSearchDomain(substituteLabels(entry, namespace, opts.clusterDomain), at, opts.relaxedSearch));
+    const entryPath = listPath(field).index(i);
+    if (isHostEntry(entry) || malformed.has(entryPath.toString())) return;
+    errors.push(...validateSearchDomain(substituteLabels(entry, namespace, opts.clusterDomain), entryPath, opts.relaxedSearch));
   });
-  (custom.options ?? []).forEach((option, i) => errors.push(...validateCustomOption(option, path.child('options').index(i))));
+  (custom.options ?? []).forEach((option, i) => errors.push(...validateCustomOption(option, listPath('options').index(i))));
   return errors;
 }
 
