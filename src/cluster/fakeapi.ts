@@ -3,8 +3,9 @@
 // resourceVersion counter and an event history, and does what a real API server does:
 //   - list: `{kind: XList, metadata: {resourceVersion, continue}, items}` (items without kind),
 //     paged with limit/continue, cluster-wide or in one namespace;
-//   - get one object, create (POST), server-side apply, merge patch and JSON patch, and the
-//     status subresource (which changes only status, and the main resource never does);
+//   - get one object, create (POST), replace (PUT, its resourceVersion a precondition: 409
+//     Conflict when stale), server-side apply, merge patch and JSON patch, and the status
+//     subresource (which changes only status, and the main resource never does);
 //   - watch: newline-delimited `{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": …}`
 //     from the requested resourceVersion on (no version: the current objects as ADDED first),
 //     then live events, BOOKMARKs at a cadence when asked for, until `timeoutSeconds`;
@@ -44,6 +45,12 @@ export const CORE_RESOURCES: ApiResource[] = [
   { path: '/api/v1/services', kind: 'Service', apiVersion: 'v1' },
   { path: '/apis/discovery.k8s.io/v1/endpointslices', kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' },
   { path: '/api/v1/pods', kind: 'Pod', apiVersion: 'v1' },
+];
+
+/** What the webhook's certificate source reads and writes: its Secret, and the caBundle of its configuration. */
+export const WEBHOOK_CERT_RESOURCES: ApiResource[] = [
+  { path: '/api/v1/secrets', kind: 'Secret', apiVersion: 'v1' },
+  { path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', apiVersion: 'admissionregistration.k8s.io/v1' },
 ];
 
 /** What the DNS operator reads and writes. */
@@ -171,7 +178,7 @@ export interface RequestFailure {
   /** Matches the request path's end, e.g. "/services/dns-default". */
   pathSuffix: string;
   /** Which requests: GET (not watches), or by default every write. */
-  method?: 'GET' | 'POST' | 'PATCH';
+  method?: 'GET' | 'POST' | 'PATCH' | 'PUT';
   code: number;
   reason: string;
   message: string;
@@ -670,6 +677,7 @@ export class FakeApiServer {
         return this.send(res, 201, this.create(route, admitted, manager));
       }
       if (method === 'PATCH' && route.name !== undefined) return this.send(res, 200, this.patch(route, req.headers['content-type'] ?? '', body, manager));
+      if (method === 'PUT' && route.name !== undefined && route.subresource === undefined) return this.send(res, 200, this.replace(route, this.parseBody(body), manager));
       return this.status(res, 405, 'MethodNotAllowed', `${method} is not supported on ${url.pathname}`);
     } catch (e) {
       if (e instanceof ApiFailure) return this.status(res, e.code, e.reason, e.message);
@@ -719,6 +727,28 @@ export class FakeApiServer {
     // The status subresource changes only status; the main resource never changes status.
     if (route.subresource === 'status') next = { ...clone(old), status: next['status'] };
     else if (old['status'] !== undefined) next['status'] = clone(old['status']);
+    else delete next['status'];
+    return this.update(c, old, next, manager);
+  }
+
+  /**
+   * PUT: the whole object in place of the stored one. A resourceVersion in the body is a
+   * precondition (409 Conflict when the object changed since), as clients use for optimistic
+   * concurrency; none means "whatever is stored". No create through PUT (as for most kinds).
+   */
+  private replace(route: Route, obj: ApiObject, manager: string): ApiObject {
+    const c = route.collection;
+    const kind = c.resource.kind.toLowerCase();
+    const old = c.objects.get(`${route.namespace ?? ''}/${route.name}`);
+    if (!old) throw new ApiFailure(404, 'NotFound', `${kind}s "${route.name}" not found`);
+    if (obj.metadata.name !== route.name) throw new ApiFailure(400, 'BadRequest', `the name of the object (${obj.metadata.name}) does not match the name on the URL (${route.name})`);
+    const given = obj.metadata.resourceVersion;
+    if (given !== undefined && given !== '' && given !== old.metadata.resourceVersion) {
+      throw new ApiFailure(409, 'Conflict', `Operation cannot be fulfilled on ${kind}s "${route.name}": the object has been modified; please apply your changes to the latest version and try again`);
+    }
+    const next = clone(obj);
+    if (route.namespace !== undefined) next.metadata.namespace = route.namespace;
+    if (old['status'] !== undefined) next['status'] = clone(old['status']);
     else delete next['status'];
     return this.update(c, old, next, manager);
   }
