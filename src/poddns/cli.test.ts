@@ -196,7 +196,7 @@ const cases: Case[] = [
     name: 'resolvconf: Autopath with the node-local cache',
     args: ['resolvconf', '-f', AUTOPATH, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.10'],
     code: 0,
-    out: 'search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\noptions ndots:5\n',
+    out: 'search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\nnameserver 10.96.0.10\noptions ndots:5\n',
   },
   {
     name: 'resolvconf: without --cluster-dns ClusterFirst falls back to the host file, with a warning',

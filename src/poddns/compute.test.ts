@@ -351,10 +351,10 @@ const cases: Case[] = [
   },
   // --- ClusterFirstWithAutopath
   {
-    name: 'Autopath: one search path, ndots:5, the node-local cache as nameserver',
+    name: 'Autopath: one search path, ndots:5, the node-local cache first and the cluster DNS behind it',
     spec: { dnsPolicy: 'ClusterFirstWithAutopath' },
     nodecacheIP: '169.254.20.10',
-    want: { nameservers: ['169.254.20.10'], searches: ['search.ns1.cluster.local.ap.k8s.io'], options: ['ndots:5'] },
+    want: { nameservers: ['169.254.20.10', '10.96.0.10'], searches: ['search.ns1.cluster.local.ap.k8s.io'], options: ['ndots:5'] },
   },
   {
     name: 'Autopath without a node-local cache: the cluster DNS',
@@ -374,7 +374,21 @@ const cases: Case[] = [
     name: 'Autopath + dnsConfig: merged as for ClusterFirst',
     spec: { dnsPolicy: 'ClusterFirstWithAutopath', dnsConfig: { searches: ['corp.example'], options: [{ name: 'ndots', value: '3' }, { name: 'edns0' }] } },
     nodecacheIP: '169.254.20.10',
-    want: { nameservers: ['169.254.20.10'], searches: ['search.ns1.cluster.local.ap.k8s.io', 'corp.example'], options: ['ndots:3', 'edns0'] },
+    want: { nameservers: ['169.254.20.10', '10.96.0.10'], searches: ['search.ns1.cluster.local.ap.k8s.io', 'corp.example'], options: ['ndots:3', 'edns0'] },
+  },
+  {
+    name: 'Autopath with a cache that holds the cluster DNS address (NodeLocal DNSCache): one nameserver',
+    spec: { dnsPolicy: 'ClusterFirstWithAutopath' },
+    nodecacheIP: '10.96.0.10',
+    want: { nameservers: ['10.96.0.10'], searches: ['search.ns1.cluster.local.ap.k8s.io'], options: ['ndots:5'] },
+  },
+  {
+    name: 'Autopath: cache + three cluster DNS addresses are cut to three nameservers, with the kubelet warning',
+    spec: { dnsPolicy: 'ClusterFirstWithAutopath' },
+    nodecacheIP: '169.254.20.10',
+    clusterDNS: ['10.96.0.10', '10.96.0.11', '10.96.0.12'],
+    want: { nameservers: ['169.254.20.10', '10.96.0.10', '10.96.0.11'], searches: ['search.ns1.cluster.local.ap.k8s.io'], options: ['ndots:5'] },
+    warnings: ['Nameserver limits were exceeded'],
   },
   {
     name: 'Autopath with neither cache nor cluster DNS: Default with a warning',

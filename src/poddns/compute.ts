@@ -98,7 +98,7 @@ function baseConfig(pod: PodDNSInput, node: NodeDNSSettings, warnings: string[])
       if (node.clusterDNS.length === 0) return missingClusterDNS(pod, node, warnings);
       return customBase(pod, node, warnings);
     case 'autopath': {
-      const servers = node.nodecacheIP !== undefined && node.nodecacheIP !== '' ? [node.nodecacheIP] : [...node.clusterDNS];
+      const servers = autopathNameservers(node);
       if (servers.length === 0) return missingClusterDNS(pod, node, warnings);
       return { nameservers: servers, searches: autopathSearches(pod.namespace, node.clusterDomain), options: [...CLUSTER_OPTIONS] };
     }
@@ -129,6 +129,18 @@ function missingClusterDNS(pod: PodDNSInput, node: NodeDNSSettings, warnings: st
 export function clusterFirstSearches(hostSearches: readonly string[], namespace: string, clusterDomain: string): string[] {
   if (clusterDomain === '') return [...hostSearches];
   return omitDuplicates([`${namespace}.svc.${clusterDomain}`, `svc.${clusterDomain}`, clusterDomain, ...hostSearches]);
+}
+
+/**
+ * The node cache first, then the cluster DNS: the cluster DNS expands `ap.k8s.io` names by
+ * itself, so a pod keeps resolving while its node's cache restarts or is gone (glibc moves to the
+ * next nameserver at once when the cache's address refuses, after `timeout` when it is silent;
+ * musl asks all of them at once). A cache that also holds the cluster DNS address, as in
+ * NodeLocal DNSCache's setup, is one nameserver: the node's rules decide who answers it.
+ */
+export function autopathNameservers(node: Pick<NodeDNSSettings, 'clusterDNS' | 'nodecacheIP'>): string[] {
+  const cache = node.nodecacheIP !== undefined && node.nodecacheIP !== '' ? [node.nodecacheIP] : [];
+  return omitDuplicates([...cache, ...node.clusterDNS]);
 }
 
 /** The single search path the autopath server recognises: `search.<ns>.<zone>.ap.k8s.io`. */
