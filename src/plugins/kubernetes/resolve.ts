@@ -141,7 +141,22 @@ function isReverseName(name: string): boolean {
 export function endpointHostname(addr: EndpointAddressInfo, podNames: boolean): string {
   if (addr.hostname !== '') return addr.hostname;
   if (podNames && addr.targetRefName !== '') return addr.targetRefName;
-  return addr.ip.includes(':') ? addr.ip.replaceAll(':', '-') : addr.ip.replaceAll('.', '-');
+  return dashedIP(addr.ip);
+}
+
+/**
+ * An address as one DNS label: every `.` and `:` a `-` (`10-244-1-11`, `fd00-10-244--5`). A
+ * label may not begin or end with a hyphen (RFC 952/1123: Go's resolver drops such names, glibc
+ * refuses a first label that begins with one), so an IPv6 address that ends in `::` gets a `0`
+ * after it, as CoreDNS does (`2001-db8--0`), and one that begins with `::` a `0` before it
+ * (`0--1`; CoreDNS leaves `--1`). Dots go too for an IPv4-mapped address (`::ffff:1.2.3.4`),
+ * which would otherwise make several labels.
+ */
+export function dashedIP(ip: string): string {
+  let label = ip.replace(/[.:]/g, '-');
+  if (label.startsWith('-')) label = `0${label}`;
+  if (label.endsWith('-')) label = `${label}0`;
+  return label;
 }
 
 function portMatches(want: string, have: string): boolean {
