@@ -51,3 +51,11 @@ export function makeTestCerts(): TestCerts {
     strangerKey: p('stranger.key'),
   };
 }
+
+/** A CA and a serving certificate for `dnsNames` (a webhook Service's names), made with openssl. */
+export function makeServingCerts(dnsNames: readonly string[]): { ca: string; cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-certs-'));
+  selfSignedCa(dir, 'ca');
+  signed(dir, 'server', 'ca', `subjectAltName=${dnsNames.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
+  return { ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key') };
+}
