@@ -26,7 +26,34 @@ export function isKdnsPolicy(value: string | undefined): value is KdnsPolicy {
   return (KDNS_POLICIES as readonly string[]).includes(value ?? '');
 }
 
-/** The annotation lines a user adds to a pod template for `policy`: what every advice text shows. */
-export function policyAnnotationHint(policy: KdnsPolicy): string {
-  return `metadata.annotations: {${POLICY_ANNOTATION}: ${policy}} (needs the kdns admission webhook; a stock API server refuses spec.dnsPolicy: ${policy})`;
+/** Custom's parameters as the advice shows them (dnsParams.custom's `search`/`searchPaths` resolved to one list). */
+export interface CustomAnnotationParams {
+  search?: readonly string[];
+  options?: readonly string[];
 }
+
+/**
+ * The annotations that ask for `policy`: the policy, and for Custom its search list and options
+ * (comma-separated, the form the webhook reads back item for item).
+ */
+export function policyAnnotations(policy: KdnsPolicy, custom?: CustomAnnotationParams): Record<string, string> {
+  const annotations: Record<string, string> = { [POLICY_ANNOTATION]: policy };
+  if (policy !== 'Custom') return annotations;
+  annotations[SEARCH_ANNOTATION] = (custom?.search ?? []).join(',');
+  if (custom?.options !== undefined && custom.options.length > 0) annotations[OPTIONS_ANNOTATION] = custom.options.join(',');
+  return annotations;
+}
+
+/**
+ * What every advice text shows: the annotations to add, under the object's own metadata path
+ * (`spec.template.metadata` in a Deployment), e.g.
+ * `spec.template.metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}`.
+ * Values other than the policy are quoted, as YAML needs for `$(HOST)` lists and `ndots:2`.
+ */
+export function policyAnnotationHint(policy: KdnsPolicy, metadataPath = 'metadata', custom?: CustomAnnotationParams): string {
+  const entries = Object.entries(policyAnnotations(policy, custom)).map(([key, value]) => `${key}: ${key === POLICY_ANNOTATION ? value : JSON.stringify(value)}`);
+  return `${metadataPath}.annotations: {${entries.join(', ')}}`;
+}
+
+/** Why the annotation form: said once wherever advice has room for it. */
+export const WEBHOOK_NOTE = 'read by the kdns admission webhook; a stock API server refuses a kdns policy in spec.dnsPolicy';

@@ -22,18 +22,23 @@ for (const c of inputCases) {
   });
 }
 
-const specCases: Array<{ name: string; obj: Record<string, unknown>; want: { path: string; name: string; namespace: string; dnsPolicy: string } | undefined }> = [
-  { name: 'a Pod in its namespace', obj: { kind: 'Pod', metadata: { name: 'p', namespace: 'ns1' }, spec: {} }, want: { path: 'spec', name: 'p', namespace: 'ns1', dnsPolicy: 'ClusterFirst' } },
-  { name: 'no namespace means default', obj: { kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { dnsPolicy: 'Default' } } } }, want: { path: 'spec.template.spec', name: 'j', namespace: 'default', dnsPolicy: 'Default' } },
-  { name: 'generateName stands in for a name', obj: { kind: 'Pod', metadata: { generateName: 'web-' } }, want: { path: 'spec', name: 'web-', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
-  { name: 'a CronJob', obj: { kind: 'CronJob', metadata: { name: 'c' } }, want: { path: 'spec.jobTemplate.spec.template.spec', name: 'c', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
-  { name: 'a PodTemplate', obj: { kind: 'PodTemplate', metadata: { name: 't' } }, want: { path: 'template.spec', name: 't', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
+const specCases: Array<{ name: string; obj: Record<string, unknown>; want: { path: string; metadataPath: string; annotations: Record<string, string>; name: string; namespace: string; dnsPolicy: string } | undefined }> = [
+  { name: 'a Pod in its namespace', obj: { kind: 'Pod', metadata: { name: 'p', namespace: 'ns1' }, spec: {} }, want: { path: 'spec', metadataPath: 'metadata', annotations: {}, name: 'p', namespace: 'ns1', dnsPolicy: 'ClusterFirst' } },
+  { name: 'no namespace means default', obj: { kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { dnsPolicy: 'Default' } } } }, want: { path: 'spec.template.spec', metadataPath: 'spec.template.metadata', annotations: {}, name: 'j', namespace: 'default', dnsPolicy: 'Default' } },
+  { name: 'generateName stands in for a name', obj: { kind: 'Pod', metadata: { generateName: 'web-' } }, want: { path: 'spec', metadataPath: 'metadata', annotations: {}, name: 'web-', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
+  { name: 'a CronJob', obj: { kind: 'CronJob', metadata: { name: 'c' } }, want: { path: 'spec.jobTemplate.spec.template.spec', metadataPath: 'spec.jobTemplate.spec.template.metadata', annotations: {}, name: 'c', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
+  { name: 'a PodTemplate', obj: { kind: 'PodTemplate', metadata: { name: 't' } }, want: { path: 'template.spec', metadataPath: 'template.metadata', annotations: {}, name: 't', namespace: 'default', dnsPolicy: 'ClusterFirst' } },
+  {
+    name: 'a Deployment: the annotations are the template\'s, not the Deployment\'s',
+    obj: { kind: 'Deployment', metadata: { name: 'd', annotations: { 'dns.kdns.io/policy': 'Custom' } }, spec: { template: { metadata: { annotations: { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' } } } } },
+    want: { path: 'spec.template.spec', metadataPath: 'spec.template.metadata', annotations: { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' }, name: 'd', namespace: 'default', dnsPolicy: 'ClusterFirst' },
+  },
   { name: 'a Service has no pod spec', obj: { kind: 'Service', metadata: { name: 's' } }, want: undefined },
 ];
 
 for (const c of specCases) {
   test(`pod spec: ${c.name}`, () => {
     const s = readPodSpec(c.obj);
-    assert.deepEqual(s && { path: s.specPath.toString(), name: s.name, namespace: s.namespace, dnsPolicy: s.spec.dnsPolicy }, c.want);
+    assert.deepEqual(s && { path: s.specPath.toString(), metadataPath: s.metadataPath.toString(), annotations: s.annotations, name: s.name, namespace: s.namespace, dnsPolicy: s.spec.dnsPolicy }, c.want);
   });
 }

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatFieldError } from '../cluster/field.js';
-import { validatePodObject } from './validate.js';
+import { kdnsFormWarnings, stockDecodingError, validatePodObject } from './validate.js';
+import type { APIServerKind } from './validate.js';
+import { readPodSpec } from './workload.js';
 
 // The API server's messages, written out so a change in wording fails here.
 const STRICT =
@@ -10,6 +12,9 @@ const RELAXED =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')";
 const IP = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 const POLICIES = '"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "Custom", "ClusterFirstWithAutopath"';
+// A released kube-apiserver's list, in its order (pkg/apis/core/validation validateDNSPolicy).
+const STOCK_POLICIES = '"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"';
+const NEEDS_SEARCH = 'Required value: must be set when the policy is Custom (the search list: a comma- or space-separated list, or a JSON array of strings; "" for none)';
 
 type Obj = Record<string, unknown>;
 type Spec = Record<string, unknown>;
@@ -34,6 +39,15 @@ function workload(kind: string, spec: Spec): Obj {
   }
 }
 
+/** The object with these annotations where its pods' metadata is (the template's in a workload). */
+function annotated(obj: Obj, annotations: Record<string, unknown>): Obj {
+  const copy = structuredClone(obj);
+  const spec = copy['spec'] as Obj | undefined;
+  const holder = (copy['kind'] === 'Pod' ? copy : copy['kind'] === 'PodTemplate' ? copy['template'] : copy['kind'] === 'CronJob' ? ((spec?.['jobTemplate'] as Obj)['spec'] as Obj)['template'] : spec?.['template']) as Obj;
+  holder['metadata'] = { ...(holder['metadata'] as Obj | undefined), annotations };
+  return copy;
+}
+
 const custom = (c: Record<string, unknown>, extra: Spec = {}): Spec => ({ dnsPolicy: 'Custom', dnsParams: { custom: c }, ...extra });
 const searches = (list: unknown): Spec => ({ dnsConfig: { searches: list } });
 
@@ -43,6 +57,7 @@ interface Case {
   old?: Obj;
   gate?: boolean;
   clusterDomain?: string;
+  api?: APIServerKind;
   want: string[];
 }
 
@@ -175,7 +190,7 @@ const cases: Case[] = [
     want: ['spec.dnsParams: Forbidden: may only be set when `dnsPolicy` is Custom'],
   },
   { name: 'dnsParams with the defaulted policy is forbidden too', obj: pod({ dnsParams: {} }), want: ['spec.dnsParams: Forbidden: may only be set when `dnsPolicy` is Custom'] },
-  { name: 'Custom needs dnsParams.custom', obj: pod({ dnsPolicy: 'Custom' }), want: ['spec.dnsParams.custom: Required value: must provide `dnsParams.custom` when `dnsPolicy` is Custom'] },
+  { name: 'Custom needs its search list: the annotation (dnsParams never reach a real API server)', obj: pod({ dnsPolicy: 'Custom' }), want: [`metadata.annotations[dns.kdns.io/search]: ${NEEDS_SEARCH}`] },
   { name: 'Custom with empty dnsParams', obj: pod({ dnsPolicy: 'Custom', dnsParams: {} }), want: ['spec.dnsParams.custom: Required value: must provide `dnsParams.custom` when `dnsPolicy` is Custom'] },
   { name: 'Custom with an empty custom block is valid (no search paths)', obj: pod(custom({})), want: [] },
   { name: 'the issue example is valid', obj: pod(custom({ search: ['$(NAMESPACE).svc.$(CLUSTER)', 'my.dns.search.suffix', '$(HOST)'], options: ['ndots:2'] })), want: [] },
@@ -269,6 +284,60 @@ const cases: Case[] = [
     want: ['spec.dnsConfig.searches: Invalid value: "corp.example": must be a list of strings'],
   },
   { name: 'a non-string nameserver', obj: pod({ dnsConfig: { nameservers: [1234] } }), want: ['spec.dnsConfig.nameservers[0]: Invalid value: 1234: must be a string'] },
+  // --- the annotation form (a cluster with the kdns webhook)
+  { name: 'a Deployment asking for autopath through the annotation', obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' }), want: [] },
+  {
+    name: 'a Deployment asking for Custom through the annotations',
+    obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/search': '$(NAMESPACE).svc.$(CLUSTER),$(HOST)', 'dns.kdns.io/options': 'ndots:2' }),
+    want: [],
+  },
+  { name: 'a bare Pod with the literal Custom and the annotations', obj: annotated(pod({ dnsPolicy: 'Custom' }), { 'dns.kdns.io/search': 'a.example' }), want: [] },
+  {
+    name: 'an unknown policy in a CronJob template annotation',
+    obj: annotated(workload('CronJob', {}), { 'dns.kdns.io/policy': 'Autopath' }),
+    want: [
+      'spec.jobTemplate.spec.template.metadata.annotations[dns.kdns.io/policy]: Unsupported value: "Autopath": supported values: "ClusterFirstWithAutopath", "Custom", "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"',
+    ],
+  },
+  {
+    name: 'a Custom search entry of a Deployment, invalid after substitution',
+    obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/search': 'svc.$(CLUSTER)' }),
+    clusterDomain: 'Cluster.Local',
+    want: [`spec.template.metadata.annotations[dns.kdns.io/search][0]: Invalid value: "svc.Cluster.Local": ${STRICT}`],
+  },
+  {
+    name: 'the search annotation without Custom',
+    obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/search': 'a.example' }),
+    want: ['spec.template.metadata.annotations[dns.kdns.io/search]: Forbidden: may only be set when the policy is Custom (dns.kdns.io/policy: Custom)'],
+  },
+  {
+    name: 'an annotation that is not a string is reported alone (the API server could not decode it)',
+    obj: annotated(workload('Deployment', { dnsPolicy: 'Nope' }), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/options': 5 }),
+    want: ['spec.template.metadata.annotations[dns.kdns.io/options]: Invalid value: 5: must be a string'],
+  },
+  {
+    name: 'gate off, update of a Deployment whose Custom annotation needed relaxed: relaxed',
+    obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/search': '_grpc.$(NAMESPACE).svc.$(CLUSTER),x_y.example' }),
+    old: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/search': '_grpc.$(NAMESPACE).svc.$(CLUSTER)' }),
+    want: [],
+  },
+  {
+    name: 'gate off, create of a Deployment with an underscore in the Custom annotation: strict',
+    obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Custom', 'dns.kdns.io/search': 'x_y.example' }),
+    want: [`spec.template.metadata.annotations[dns.kdns.io/search][0]: Invalid value: "x_y.example": ${STRICT}`],
+  },
+  // --- a stock API server (--api stock): four policies, no dnsParams, annotations are only annotations
+  { name: 'stock: the literal autopath is unsupported', obj: pod({ dnsPolicy: 'ClusterFirstWithAutopath' }), api: 'stock', want: [`spec.dnsPolicy: Unsupported value: "ClusterFirstWithAutopath": supported values: ${STOCK_POLICIES}`] },
+  {
+    name: 'stock: the literal Custom in a Deployment is unsupported (dnsParams dropped as unknown)',
+    obj: workload('Deployment', custom({ search: ['$(HOST)', 'x'] })),
+    api: 'stock',
+    want: [`spec.template.spec.dnsPolicy: Unsupported value: "Custom": supported values: ${STOCK_POLICIES}`],
+  },
+  { name: 'stock: a dnsParams of the wrong type is dropped too', obj: pod({ dnsParams: 'x' }), api: 'stock', want: [] },
+  { name: 'stock: kdns annotations are valid, whatever they say', obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'Autopath', 'dns.kdns.io/search': '$(HOST),x' }), api: 'stock', want: [] },
+  { name: 'stock: the stock rules still apply', obj: workload('Deployment', { dnsPolicy: 'None' }), api: 'stock', want: ['spec.template.spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None'] },
+  { name: 'stock: an annotation that is not a string is still a decoding error', obj: annotated(pod({}), { a: ['x'] }), api: 'stock', want: ['metadata.annotations[a]: Invalid value: x: must be a string'] },
   {
     name: 'a missing name',
     obj: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: {} },
@@ -278,7 +347,7 @@ const cases: Case[] = [
 
 for (const c of cases) {
   test(`validate: ${c.name}`, () => {
-    const errors = validatePodObject(c.obj, c.old, { relaxedDNSSearchGate: c.gate ?? false, clusterDomain: c.clusterDomain ?? 'cluster.local' });
+    const errors = validatePodObject(c.obj, c.old, { relaxedDNSSearchGate: c.gate ?? false, clusterDomain: c.clusterDomain ?? 'cluster.local', ...(c.api !== undefined ? { api: c.api } : {}) });
     assert.ok(errors !== undefined, 'a pod-bearing kind');
     assert.deepEqual(errors.map(formatFieldError), c.want);
   });
@@ -287,3 +356,61 @@ for (const c of cases) {
 test('validate: kinds without a pod spec are not handled here', () => {
   assert.equal(validatePodObject({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } }, undefined, { relaxedDNSSearchGate: false, clusterDomain: 'cluster.local' }), undefined);
 });
+
+const decodingCases: Array<{ name: string; obj: Obj; want: string | undefined }> = [
+  { name: 'a Pod without dnsParams decodes', obj: pod({ dnsPolicy: 'ClusterFirstWithAutopath' }), want: undefined },
+  { name: 'a Pod with dnsParams', obj: pod(custom({ search: ['a.example'] })), want: 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.dnsParams"' },
+  {
+    name: 'a Deployment with dnsParams: the template path',
+    obj: workload('Deployment', { dnsParams: {} }),
+    want: 'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.dnsParams"',
+  },
+  {
+    name: 'a CronJob with dnsParams of the wrong type',
+    obj: workload('CronJob', { dnsParams: 'x' }),
+    want: 'CronJob in version "v1" cannot be handled as a CronJob: strict decoding error: unknown field "spec.jobTemplate.spec.template.spec.dnsParams"',
+  },
+];
+
+for (const c of decodingCases) {
+  test(`stock decoding: ${c.name}`, () => {
+    const source = readPodSpec(c.obj);
+    assert.ok(source !== undefined);
+    assert.equal(stockDecodingError(source), c.want);
+  });
+}
+
+const warningCases: Array<{ name: string; obj: Obj; want: string[] }> = [
+  { name: 'the annotation form: no warning', obj: annotated(workload('Deployment', {}), { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' }), want: [] },
+  { name: 'a stock policy: no warning', obj: pod({ dnsPolicy: 'Default' }), want: [] },
+  {
+    name: 'the literal autopath on a bare Pod',
+    obj: pod({ dnsPolicy: 'ClusterFirstWithAutopath' }),
+    want: [
+      'spec.dnsPolicy: "ClusterFirstWithAutopath": a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}',
+    ],
+  },
+  {
+    name: 'the literal autopath in a Deployment template',
+    obj: workload('Deployment', { dnsPolicy: 'ClusterFirstWithAutopath' }),
+    want: [
+      'spec.template.spec.dnsPolicy: "ClusterFirstWithAutopath": the API server validates a pod template itself and refuses this value there, kdns webhook or not (the webhook rewrites Pods). Use spec.template.metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}',
+    ],
+  },
+  {
+    name: 'the literal Custom with dnsParams on a bare Pod',
+    obj: pod(custom({ searchPaths: ['$(NAMESPACE).svc.$(CLUSTER)', '$(HOST)'], options: ['ndots:2', 'edns0'] })),
+    want: [
+      'spec.dnsPolicy: "Custom": a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: metadata.annotations: {dns.kdns.io/policy: Custom, dns.kdns.io/search: "$(NAMESPACE).svc.$(CLUSTER),$(HOST)", dns.kdns.io/options: "ndots:2,edns0"}',
+      'spec.dnsParams: every released API server drops this unknown field (and refuses the object under strict field validation, kubectl\'s default), so the kdns webhook never sees it. Use metadata.annotations: {dns.kdns.io/policy: Custom, dns.kdns.io/search: "$(NAMESPACE).svc.$(CLUSTER),$(HOST)", dns.kdns.io/options: "ndots:2,edns0"}',
+    ],
+  },
+];
+
+for (const c of warningCases) {
+  test(`kdns form warnings: ${c.name}`, () => {
+    const source = readPodSpec(c.obj);
+    assert.ok(source !== undefined);
+    assert.deepEqual(kdnsFormWarnings(source, { clusterDomain: 'cluster.local' }), c.want);
+  });
+}

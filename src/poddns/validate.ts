@@ -9,6 +9,10 @@ import type { PodDNSConfig, PodSpec } from '../cluster/types.js';
 import { checkCustomSearchSyntax, customSearchField, dnsParamsListPaths, isHostEntry, MAX_CUSTOM_SEARCH_PATHS, MAX_NDOTS, ndotsValue, substituteLabels } from './custom.js';
 import type { CustomListPaths, CustomParams } from './custom.js';
 import { MAX_NAMESERVERS, MAX_SEARCH_LINE_CHARS, MAX_SEARCH_PATHS } from './compute.js';
+import { policyAnnotationHint, STOCK_DNS_POLICIES } from './annotations.js';
+// podrequest.ts imports this module back; only functions cross, so the cycle is harmless.
+import { effectivePodSpec, readPodDNSRequest } from './podrequest.js';
+import type { PodDNSRequest } from './podrequest.js';
 import { readPodSpec } from './workload.js';
 import type { PodSpecSource } from './workload.js';
 
@@ -36,10 +40,10 @@ export interface DNSValidationOptions {
   clusterDomain: string;
 }
 
-export function validateDNSPolicy(policy: string | undefined, path: FieldPath): FieldError[] {
+export function validateDNSPolicy(policy: string | undefined, path: FieldPath, supported: readonly string[] = SUPPORTED_DNS_POLICIES): FieldError[] {
   if (policy === undefined || policy === '') return [required(path, '')];
-  if (SUPPORTED_DNS_POLICIES.includes(policy)) return [];
-  return [unsupported(path, policy, SUPPORTED_DNS_POLICIES)];
+  if (supported.includes(policy)) return [];
+  return [unsupported(path, policy, supported)];
 }
 
 /**
@@ -93,17 +97,6 @@ export function validatePodDNSConfig(dnsConfig: PodDNSConfig | undefined, policy
   return errors;
 }
 
-/** `dnsParams` belongs to Custom only, and Custom needs `dnsParams.custom`. */
-export function validateDNSParams(spec: PodSpec, namespace: string, specPath: FieldPath, opts: DNSValidationOptions): FieldError[] {
-  const paramsPath = specPath.child('dnsParams');
-  if (spec.dnsPolicy !== 'Custom') {
-    return spec.dnsParams === undefined ? [] : [forbidden(paramsPath, 'may only be set when `dnsPolicy` is Custom')];
-  }
-  const custom = spec.dnsParams?.custom;
-  if (custom === undefined) return [required(paramsPath.child('custom'), 'must provide `dnsParams.custom` when `dnsPolicy` is Custom')];
-  return validateCustomParams(custom, namespace, paramsPath.child('custom'), opts);
-}
-
 /**
  * Custom's rules for its parameters wherever they were written: `at` is the `dnsParams.custom`
  * path, or where each list came from (the dns.kdns.io/search and /options annotations).
@@ -140,15 +133,6 @@ function validateCustomOption(option: string, path: FieldPath): FieldError[] {
   return [];
 }
 
-/** Every DNS rule for one pod spec, in the API server's order (policy, dnsConfig), then dnsParams. */
-export function validatePodSpecDNS(spec: PodSpec, namespace: string, specPath: FieldPath, opts: DNSValidationOptions): FieldError[] {
-  return [
-    ...validateDNSPolicy(spec.dnsPolicy, specPath.child('dnsPolicy')),
-    ...validatePodDNSConfig(spec.dnsConfig, spec.dnsPolicy, specPath.child('dnsConfig'), opts),
-    ...validateDNSParams(spec, namespace, specPath, opts),
-  ];
-}
-
 /**
  * Whether any search name of a stored object needs relaxed validation: dnsConfig searches and
  * Custom search entries after substitution. An update of such an object stays relaxed, so an
@@ -167,27 +151,110 @@ export function usesRelaxedSearch(spec: PodSpec, namespace: string, clusterDomai
 /** Gate on: relaxed always. Gate off: strict on create, and on update unless the old object needed relaxed. */
 export function relaxedSearchFor(gateEnabled: boolean, old: PodSpecSource | undefined, clusterDomain: string): boolean {
   if (gateEnabled) return true;
-  return old !== undefined && usesRelaxedSearch(old.spec, old.namespace, clusterDomain);
+  if (old === undefined) return false;
+  // The old object's Custom entries wherever it wrote them (annotations or dnsParams).
+  const request = podDNSRequestOf(old, { relaxedSearch: true, clusterDomain });
+  return usesRelaxedSearch(effectivePodSpec(request, old.spec), old.namespace, clusterDomain);
 }
+
+/**
+ * Which API server `kdns validate` speaks for. `kdns`: a cluster with the kdns admission webhook,
+ * where a pod may ask for Custom or ClusterFirstWithAutopath (annotations, or the literal
+ * dnsPolicy on a bare Pod). `stock`: a released kube-apiserver alone, which knows four policies
+ * and no `dnsParams`.
+ */
+export type APIServerKind = 'kdns' | 'stock';
 
 export interface PodValidationSettings {
   /** The RelaxedDNSSearchValidation feature gate. */
   relaxedDNSSearchGate: boolean;
   clusterDomain: string;
+  /** Default `kdns`. */
+  api?: APIServerKind;
+  /** The value of the pod's namespace's `dns.kdns.io/policy` label, when it is known. */
+  namespacePolicy?: string;
+}
+
+/** What the pod asks of kdns, read as the webhook reads it, with the object's own field paths. */
+export function podDNSRequestOf(source: PodSpecSource, opts: DNSValidationOptions, namespacePolicy?: string): PodDNSRequest {
+  return readPodDNSRequest({ annotations: source.annotations }, source.spec, { metadata: source.metadataPath, spec: source.specPath }, {
+    ...opts,
+    namespace: source.namespace,
+    ...(namespacePolicy !== undefined ? { namespacePolicy } : {}),
+  });
 }
 
 /**
- * Validates a pod-bearing object (create, or update when `old` is given). Fields of the wrong
- * type are reported alone, as the API server could not decode the object to validate it.
+ * Validates a pod-bearing object (create, or update when `old` is given) as the chosen API
+ * server would once it has decoded it. Fields of the wrong type are reported alone, as the API
+ * server could not decode the object to validate it. For `stock`, fields only kdns knows are
+ * dropped first, as the decoder drops unknown fields (fieldValidation Ignore or Warn); under
+ * Strict (kubectl's default) the object never gets here: see stockDecodingError.
  */
 export function validatePodSource(source: PodSpecSource, old: PodSpecSource | undefined, settings: PodValidationSettings): FieldError[] {
   const nameErrors = source.name === '' ? [required(FieldPath.root('metadata', 'name'), 'name or generateName is required')] : [];
-  if (source.typeErrors.length > 0) return [...nameErrors, ...source.typeErrors];
+  const stock = settings.api === 'stock';
+  const typeErrors = stock ? source.typeErrors.filter((e) => !source.kdnsOnlyFields.some((f) => e.field === f || e.field.startsWith(`${f}.`))) : source.typeErrors;
+  if (typeErrors.length > 0) return [...nameErrors, ...typeErrors];
   const opts: DNSValidationOptions = {
     relaxedSearch: relaxedSearchFor(settings.relaxedDNSSearchGate, old, settings.clusterDomain),
     clusterDomain: settings.clusterDomain,
   };
-  return [...nameErrors, ...validatePodSpecDNS(source.spec, source.namespace, source.specPath, opts)];
+  const spec = source.spec;
+  if (stock) {
+    return [
+      ...nameErrors,
+      ...validateDNSPolicy(spec.dnsPolicy, source.specPath.child('dnsPolicy'), STOCK_DNS_POLICIES),
+      ...validatePodDNSConfig(spec.dnsConfig, spec.dnsPolicy, source.specPath.child('dnsConfig'), opts),
+    ];
+  }
+  return [
+    ...nameErrors,
+    ...validateDNSPolicy(spec.dnsPolicy, source.specPath.child('dnsPolicy')),
+    ...validatePodDNSConfig(spec.dnsConfig, spec.dnsPolicy, source.specPath.child('dnsConfig'), opts),
+    ...podDNSRequestOf(source, opts, settings.namespacePolicy).errors,
+  ];
+}
+
+/**
+ * A stock API server's refusal before validation: its strict decoding (fieldValidation=Strict,
+ * kubectl's default) names every field it does not know, in its own words. undefined when the
+ * object decodes.
+ */
+export function stockDecodingError(source: PodSpecSource): string | undefined {
+  if (source.kdnsOnlyFields.length === 0) return undefined;
+  const version = source.apiVersion.includes('/') ? source.apiVersion.slice(source.apiVersion.indexOf('/') + 1) : source.apiVersion;
+  const unknown = source.kdnsOnlyFields.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ');
+  return `${source.kind} in version ${JSON.stringify(version)} cannot be handled as a ${source.kind}: strict decoding error: ${unknown}`;
+}
+
+/**
+ * Advice for a cluster with the kdns webhook, about what only works on a bare Pod or not at all
+ * on a real API server: the literal kdns dnsPolicy, and spec.dnsParams. Each names the field and
+ * shows the annotation form to use instead.
+ */
+export function kdnsFormWarnings(source: PodSpecSource, settings: Pick<PodValidationSettings, 'clusterDomain' | 'namespacePolicy'>): string[] {
+  const request = podDNSRequestOf(source, { relaxedSearch: true, clusterDomain: settings.clusterDomain }, settings.namespacePolicy);
+  const warnings: string[] = [];
+  const policy = request.policy;
+  const metadata = source.metadataPath.toString();
+  const custom = request.custom === undefined ? undefined : { search: customSearchField(request.custom).entries, ...(request.custom.options !== undefined ? { options: request.custom.options } : {}) };
+  const hint = policy === undefined ? '' : policyAnnotationHint(policy, metadata, custom);
+  const isPod = source.kind === 'Pod';
+  if (request.source === 'spec' && policy !== undefined) {
+    const where = `${source.specPath.child('dnsPolicy').toString()}: ${JSON.stringify(policy)}`;
+    warnings.push(
+      isPod
+        ? `${where}: a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: ${hint}`
+        : `${where}: the API server validates a pod template itself and refuses this value there, kdns webhook or not (the webhook rewrites Pods). Use ${hint}`,
+    );
+  }
+  if (source.kdnsOnlyFields.length > 0) {
+    const dnsParams = source.specPath.child('dnsParams').toString();
+    const instead = policy === 'Custom' && request.customSearchPath?.toString().startsWith(dnsParams) === true ? ` Use ${hint}` : '';
+    warnings.push(`${dnsParams}: every released API server drops this unknown field (and refuses the object under strict field validation, kubectl's default), so the kdns webhook never sees it.${instead}`);
+  }
+  return warnings;
 }
 
 /** Convenience for raw objects: undefined when the kind carries no pod spec. */

@@ -1,5 +1,6 @@
 // Finding the pod spec inside a Pod or any object with a pod template, reading its DNS fields
-// with their types checked, and defaulting it the way the API server does before validation.
+// and the metadata's annotations (where a pod asks kdns for a policy) with their types checked,
+// and defaulting it the way the API server does before validation.
 
 import { FieldPath, invalid } from '../cluster/field.js';
 import type { FieldError } from '../cluster/field.js';
@@ -29,7 +30,18 @@ export interface PodSpecSource {
   name: string;
   /** The namespace the pods run in: the object's own, or "default" as kubectl applies it. */
   namespace: string;
+  /** `apiVersion` as written ('' when absent): the API server names its version in decoding errors. */
+  apiVersion: string;
   specPath: FieldPath;
+  /** Where the pods' metadata is: `metadata` in a Pod, `spec.template.metadata` in a Deployment. */
+  metadataPath: FieldPath;
+  /** The pods' annotations (the template's in a workload): the string-valued ones. */
+  annotations: Record<string, string>;
+  /**
+   * Paths of the fields present that only kdns knows (`spec.dnsParams`): a stock API server's
+   * strict decoding refuses the object for them, whatever their content.
+   */
+  kdnsOnlyFields: string[];
   /** Defaulted (an empty `dnsPolicy` is ClusterFirst) and holding only well-typed DNS fields. */
   spec: PodSpec;
   /**
@@ -70,11 +82,39 @@ export function readPodSpec(obj: Json): PodSpecSource | undefined {
   if (!isPodBearingKind(kind)) return undefined;
   const names = POD_SPEC_PATHS[kind] ?? [];
   const specPath = FieldPath.root(...names);
+  // The pod's metadata sits beside its spec: `metadata`, `spec.template.metadata`, ….
+  const metadataNames = [...names.slice(0, -1), 'metadata'];
+  const metadataPath = FieldPath.root(...metadataNames);
   const errors: FieldError[] = [];
+  const raw = dig(obj, names);
+  const annotations = readAnnotations(dig(obj, metadataNames), metadataPath, errors);
+  const spec = readDNSFields(raw, specPath, errors);
+  const kdnsOnlyFields = isRecord(raw) && raw['dnsParams'] !== undefined && raw['dnsParams'] !== null ? [specPath.child('dnsParams').toString()] : [];
+  const apiVersion = typeof obj['apiVersion'] === 'string' ? obj['apiVersion'] : '';
+  return { kind, name: nameOf(obj), namespace: namespaceOf(obj), apiVersion, specPath, metadataPath, annotations, kdnsOnlyFields, spec: defaultPodSpec(spec), typeErrors: errors };
+}
+
+function dig(obj: Json, names: readonly string[]): unknown {
   let raw: unknown = obj;
   for (const n of names) raw = isRecord(raw) ? raw[n] : undefined;
-  const spec = readDNSFields(raw, specPath, errors);
-  return { kind, name: nameOf(obj), namespace: namespaceOf(obj), specPath, spec: defaultPodSpec(spec), typeErrors: errors };
+  return raw;
+}
+
+/** metadata.annotations: a map of strings (the API server cannot decode anything else). */
+function readAnnotations(rawMetadata: unknown, metadataPath: FieldPath, errors: FieldError[]): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  const raw = isRecord(rawMetadata) ? rawMetadata['annotations'] : undefined;
+  if (raw === undefined || raw === null) return annotations;
+  const path = metadataPath.child('annotations');
+  if (!isRecord(raw)) {
+    errors.push(invalid(path, raw, 'must be a map of strings'));
+    return annotations;
+  }
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value === 'string') annotations[key] = value;
+    else errors.push(invalid(path.key(key), value, 'must be a string'));
+  }
+  return annotations;
 }
 
 /** The API server's defaulting of the fields DNS reads: an unset `dnsPolicy` becomes ClusterFirst. */
