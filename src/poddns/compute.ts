@@ -166,7 +166,10 @@ function customBase(pod: PodDNSInput, node: NodeDNSSettings, warnings: string[])
       `DNSConfigForming: Custom search paths exceeded ${MAX_CUSTOM_SEARCH_PATHS}, some search paths have been omitted, the applied search line is: ${searches.join(' ')} (omitted: ${dropped.join(' ')})`,
     );
   }
-  return { nameservers: [...node.clusterDNS], searches, options: [...(custom.options ?? [])] };
+  // Merged by name (the last value of a repeated option wins, where it first stood): what the
+  // kubelet makes of the same options in a `None` pod's dnsConfig, so the webhook's rewrite of a
+  // Custom pod gives the same file, and what libc does with a repeated option anyway.
+  return { nameservers: [...node.clusterDNS], searches, options: mergeOptionStrings([], custom.options ?? []) };
 }
 
 /** Adds the pod's dnsConfig: nameservers and searches appended without repeats, options merged by name. */

@@ -312,9 +312,9 @@ export const COMPUTE_CASES: ComputeCase[] = [
     want: { nameservers: ['10.96.0.10'], searches: [], options: ['ndots:1', 'edns0', 'timeout:1'] },
   },
   {
-    name: 'Custom: options are verbatim even when a name repeats (no dnsConfig, no merge)',
-    spec: { dnsPolicy: 'Custom', dnsParams: { custom: { options: ['ndots:1', 'ndots:2'] } } },
-    want: { nameservers: ['10.96.0.10'], searches: [], options: ['ndots:1', 'ndots:2'] },
+    name: 'Custom: a repeated option is merged by name, the last value where the first stood (as the kubelet merges a None pod\'s options)',
+    spec: { dnsPolicy: 'Custom', dnsParams: { custom: { options: ['ndots:1', 'edns0', 'ndots:2'] } } },
+    want: { nameservers: ['10.96.0.10'], searches: [], options: ['ndots:2', 'edns0'] },
   },
   {
     name: 'Custom + dnsConfig: merged afterwards as for ClusterFirst',
