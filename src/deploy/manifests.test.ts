@@ -173,15 +173,25 @@ describe('deploy (operator-managed, the default)', { skip }, () => {
     assert.deepEqual(objectsOf('deploy').map(id).sort(), [
       'ClusterRole kdns-dns',
       'ClusterRole kdns-operator',
+      'ClusterRole kdns-webhook',
       'ClusterRoleBinding kdns-dns',
       'ClusterRoleBinding kdns-operator',
+      'ClusterRoleBinding kdns-webhook',
       'CustomResourceDefinition dnses.operator.openshift.io',
       'Deployment kdns/kdns-operator',
+      'Deployment kdns/kdns-webhook',
+      'MutatingWebhookConfiguration kdns-webhook',
       'Namespace kdns',
+      'NetworkPolicy kdns/kdns-webhook',
+      'PodDisruptionBudget kdns/kdns-webhook',
       'Role kdns/kdns-operator',
+      'Role kdns/kdns-webhook',
       'RoleBinding kdns/kdns-operator',
+      'RoleBinding kdns/kdns-webhook',
+      'Service kdns/kdns-webhook',
       'ServiceAccount kdns/dns',
       'ServiceAccount kdns/kdns-operator',
+      'ServiceAccount kdns/kdns-webhook',
       'ServiceAccount kdns/node-resolver',
     ]);
   });
@@ -202,13 +212,24 @@ describe('deploy/coredns (kdns serve in CoreDNS\'s place)', { skip }, () => {
   const objs = (): Obj[] => objectsOf('deploy/coredns');
   test('kubeadm\'s names in kube-system', () => {
     assert.deepEqual(objs().map(id).sort(), [
+      'ClusterRole kdns-webhook',
       'ClusterRole system:coredns',
+      'ClusterRoleBinding kdns-webhook',
       'ClusterRoleBinding system:coredns',
       'ConfigMap kube-system/coredns',
+      'ConfigMap kube-system/kdns-webhook',
       'Deployment kube-system/coredns',
+      'Deployment kube-system/kdns-webhook',
+      'MutatingWebhookConfiguration kdns-webhook',
+      'NetworkPolicy kube-system/kdns-webhook',
       'PodDisruptionBudget kube-system/coredns',
+      'PodDisruptionBudget kube-system/kdns-webhook',
+      'Role kube-system/kdns-webhook',
+      'RoleBinding kube-system/kdns-webhook',
+      'Service kube-system/kdns-webhook',
       'Service kube-system/kube-dns',
       'ServiceAccount kube-system/coredns',
+      'ServiceAccount kube-system/kdns-webhook',
     ]);
   });
   test('the Deployment and its pods carry k8s-app: kube-dns, and select by it alone', () => {
@@ -266,11 +287,22 @@ describe('deploy/nodecache (kdns nodecache in NodeLocal DNSCache\'s place)', { s
   test('NodeLocal DNSCache\'s names in kube-system', () => {
     assert.deepEqual(objs().map(id).sort(), [
       'ClusterRole kdns-node-local-dns',
+      'ClusterRole kdns-webhook',
       'ClusterRoleBinding kdns-node-local-dns',
+      'ClusterRoleBinding kdns-webhook',
+      'ConfigMap kube-system/kdns-webhook',
       'ConfigMap kube-system/node-local-dns',
       'DaemonSet kube-system/node-local-dns',
+      'Deployment kube-system/kdns-webhook',
+      'MutatingWebhookConfiguration kdns-webhook',
+      'NetworkPolicy kube-system/kdns-webhook',
+      'PodDisruptionBudget kube-system/kdns-webhook',
+      'Role kube-system/kdns-webhook',
+      'RoleBinding kube-system/kdns-webhook',
+      'Service kube-system/kdns-webhook',
       'Service kube-system/kube-dns-upstream',
       'Service kube-system/node-local-dns',
+      'ServiceAccount kube-system/kdns-webhook',
       'ServiceAccount kube-system/node-local-dns',
     ]);
   });
