@@ -10,9 +10,11 @@ import { RRType } from '../dns/types.js';
 import { DEFAULT_TTL } from '../plugins/kubernetes/config.js';
 import type { KubernetesConfig } from '../plugins/kubernetes/config.js';
 import { Resolver } from '../plugins/kubernetes/resolve.js';
-import { comparedPolicies, explainPolicy, explanationJSON, formatComparison, formatPolicy } from '../poddns/explain.js';
+import { comparedPolicies, explainPolicy, explanationJSON, formatComparison, formatPolicy, policyAnnotationAdvice } from '../poddns/explain.js';
 import type { ExplainRequest } from '../poddns/explain.js';
+import { NAMESPACE_POLICY_LABEL, POLICY_ANNOTATION } from '../poddns/annotations.js';
 import { autopathOracle, firstKnown, namesOracle, nothingExists } from '../poddns/oracle.js';
+import type { PodDNSRequest } from '../poddns/podrequest.js';
 import { LIBCS } from '../poddns/queries.js';
 import type { Family, Libc, NameOracle } from '../poddns/queries.js';
 import { CliError, EXIT_INVALID, EXIT_OK } from './exit.js';
@@ -93,15 +95,31 @@ async function explain(name: string, opts: ExplainOptions, io: CliIO): Promise<n
   };
   const policies = opts.compare === true ? comparedPolicies(source.spec) : [source.spec.dnsPolicy ?? 'ClusterFirst'];
   const list = policies.map((p) => explainPolicy(req, p));
+  const advice = opts.compare === true ? policyAnnotationAdvice(policies, source.spec, source.metadataPath.toString()) : [];
   if (opts.output === 'json') {
-    io.out(`${JSON.stringify(explanationJSON(name, list), null, 2)}\n`);
+    io.out(`${JSON.stringify(explanationJSON(name, list, advice), null, 2)}\n`);
     return EXIT_OK;
   }
   const header = `${source.kind}/${source.name} in namespace ${source.namespace}, looking up ${JSON.stringify(name)}`;
+  const asked = askedLine(source.request, source.metadataPath.toString());
   const hint = opts.cluster === undefined ? '\n(no --cluster: every name not given with --answer counts as NXDOMAIN)' : '';
-  const body = opts.compare === true ? formatComparison(list) : formatPolicy(list[0]!);
-  io.out(`${header}${hint}\n\n${body}\n`);
+  const body = opts.compare === true ? formatComparison(list, advice) : formatPolicy(list[0]!);
+  io.out(`${header}${asked}${hint}\n\n${body}\n`);
   return EXIT_OK;
+}
+
+/** Where the pod's kdns policy comes from, when it asked for one. */
+function askedLine(request: PodDNSRequest, metadataPath: string): string {
+  if (request.policy === undefined) return '';
+  if (request.mutatedFrom !== undefined) return `\n(rewritten by the kdns webhook from ${request.mutatedFrom}: dnsPolicy None and its dnsConfig)`;
+  switch (request.source) {
+    case 'annotation':
+      return `\n(${request.policy} from the annotation ${metadataPath}.annotations[${POLICY_ANNOTATION}])`;
+    case 'spec':
+      return `\n(${request.policy} from the literal dnsPolicy: only a bare Pod with the kdns webhook gets it; kdns validate shows the annotation form)`;
+    default:
+      return `\n(${request.policy} from the namespace label ${NAMESPACE_POLICY_LABEL})`;
+  }
 }
 
 export function register(program: Command, io: CliIO = processIO): void {
@@ -112,7 +130,7 @@ export function register(program: Command, io: CliIO = processIO): void {
     .addOption(new Option('--libc <LIBC>', 'only this resolver library (default: both)').choices(['glibc', 'musl']))
     .option('--cluster <DIR>', 'a directory of manifests (Services, EndpointSlices, Pods): names exist as the kubernetes plugin answers them')
     .option('--answer <NAME[,NAME...]>', 'names that exist outside the cluster (answer A and AAAA)')
-    .option('--compare', 'show ClusterFirst, Custom (when the pod has dnsParams) and ClusterFirstWithAutopath side by side')
+    .option('--compare', 'show ClusterFirst, Custom (when the pod has Custom parameters) and ClusterFirstWithAutopath side by side, and the annotations that ask for each')
     .addOption(new Option('--family <FAMILY>', 'getaddrinfo ai_family').choices(['unspec', 'inet', 'inet6']).default('unspec'))
     .addHelpText(
       'after',

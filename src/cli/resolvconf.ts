@@ -14,7 +14,9 @@ import { parseInputObjects } from '../poddns/input.js';
 import type { InputObject } from '../poddns/input.js';
 import { parseHostResolvConf, renderResolvConf } from '../poddns/resolvconf.js';
 import type { ResolvConf } from '../poddns/resolvconf.js';
-import { validatePodSource } from '../poddns/validate.js';
+import { effectivePodSpec } from '../poddns/podrequest.js';
+import type { PodDNSRequest } from '../poddns/podrequest.js';
+import { podDNSRequestOf, validatePodSource } from '../poddns/validate.js';
 import { isPodBearingKind, readPodSpec } from '../poddns/workload.js';
 import type { PodSpecSource } from '../poddns/workload.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
@@ -154,11 +156,19 @@ export function objectLabel(kind: string, name: string): string {
   return `${kind}/${name === '' ? '<unnamed>' : name}`;
 }
 
+/** A pod ready for the kubelet's computation: its spec says the policy it asked kdns for. */
+export interface LoadedPod extends PodSpecSource {
+  /** What the pod asked of kdns and where (annotation, literal dnsPolicy); `spec` already carries it. */
+  request: PodDNSRequest;
+}
+
 /**
  * The one pod spec a resolvconf/explain input holds, defaulted and validated as the API server
- * would before any kubelet sees it: an invalid pod never gets a resolv.conf.
+ * would before any kubelet sees it: an invalid pod never gets a resolv.conf. A policy asked
+ * through the dns.kdns.io annotations is read exactly as the literal dnsPolicy (the webhook
+ * makes the two the same pod), so `spec` is the one kdns's computation takes.
  */
-export async function loadValidPod(filename: string, gates: FeatureGates, clusterDomain: string, io: CliIO): Promise<PodSpecSource> {
+export async function loadValidPod(filename: string, gates: FeatureGates, clusterDomain: string, io: CliIO): Promise<LoadedPod> {
   const objects = await readInputObjects(filename, io);
   const sources = objects.map((o) => readPodSpec(o.object)).filter((s): s is PodSpecSource => s !== undefined);
   if (sources.length === 0) {
@@ -175,7 +185,8 @@ export async function loadValidPod(filename: string, gates: FeatureGates, cluste
     const label = objectLabel(source.kind, source.name);
     throw new CliError(`invalid pod spec:\n${errors.map((e) => `${label}: ${formatFieldError(e)}`).join('\n')}`, EXIT_INVALID);
   }
-  return source;
+  const request = podDNSRequestOf(source, { relaxedSearch: gates.RelaxedDNSSearchValidation, clusterDomain });
+  return { ...source, spec: effectivePodSpec(request, source.spec), request };
 }
 
 export function podDNSFor(source: PodSpecSource, node: NodeDNSSettings): PodDNSResult {
@@ -203,7 +214,7 @@ async function resolvconf(opts: ResolvconfOptions, io: CliIO): Promise<number> {
 export function register(program: Command, io: CliIO = processIO): void {
   const cmd = program
     .command('resolvconf')
-    .description("print the resolv.conf a pod gets: the kubelet's computation for its dnsPolicy, dnsConfig and dnsParams")
+    .description("print the resolv.conf a pod gets: the kubelet's computation for its dnsPolicy (or the dns.kdns.io/policy annotation), dnsConfig and Custom's parameters")
     .addHelpText(
       'after',
       `

@@ -55,6 +55,45 @@ ${podSpec
 const SEARCH_PATHS = file('searchpaths.yaml', deployment('dnsPolicy: Custom\ndnsParams:\n  custom:\n    searchPaths: ["$(NAMESPACE).svc.$(CLUSTER)", "$HOST"]'));
 const TRUNCATED = file('truncated.yaml', deployment('dnsPolicy: Custom\ndnsParams:\n  custom:\n    search: [a.example, b.example, c.example, "$(HOST)"]'));
 const AUTOPATH = file('autopath.yaml', deployment('dnsPolicy: ClusterFirstWithAutopath'));
+/** A Deployment whose pod template carries these annotations (YAML lines under `annotations:`). */
+const annotatedDeployment = (annotations: string, name = 'web'): string => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ns1}
+spec:
+  template:
+    metadata:
+      annotations:
+${annotations
+  .split('\n')
+  .map((l) => `        ${l}`)
+  .join('\n')}
+    spec:
+      containers: [{name: c, image: nginx}]
+`;
+const ANNOTATED_AUTOPATH = file('annotated-autopath.yaml', annotatedDeployment('dns.kdns.io/policy: ClusterFirstWithAutopath'));
+const ANNOTATED_CUSTOM = file(
+  'annotated-custom.yaml',
+  annotatedDeployment('dns.kdns.io/policy: Custom\ndns.kdns.io/search: "$(NAMESPACE).svc.$(CLUSTER), my.dns.search.suffix, $(HOST)"\ndns.kdns.io/options: ndots:2'),
+);
+const ANNOTATED_BAD = file('annotated-bad.yaml', annotatedDeployment('dns.kdns.io/policy: Custom\ndns.kdns.io/search: \'["$(HOST)", "a.example"]\'\ndns.kdns.io/options: ndots:16'));
+const MUTATED = file(
+  'mutated.yaml',
+  `apiVersion: v1
+kind: Pod
+metadata:
+  name: web-7d4f9-abcde
+  namespace: ns1
+  annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath, dns.kdns.io/mutated-from: ClusterFirstWithAutopath}
+spec:
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [169.254.20.10, 10.96.0.10]
+    searches: [search.ns1.cluster.local.ap.k8s.io]
+    options: [{name: ndots, value: "5"}]
+  containers: [{name: c, image: nginx}]
+`,
+);
+const POD_AUTOPATH = file('pod-autopath.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: ns1}\nspec:\n  dnsPolicy: ClusterFirstWithAutopath\n  containers: [{name: c, image: alpine}]\n');
 const DEFAULT = file('default.yaml', deployment('dnsPolicy: Default'));
 const PLAIN = file('plain.yaml', deployment(''));
 const UNDERSCORE = file('underscore.yaml', deployment('dnsConfig:\n  searches: [a_b.example]'));
@@ -199,6 +238,34 @@ const cases: Case[] = [
     out: 'search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\nnameserver 10.96.0.10\noptions ndots:5\n',
   },
   {
+    name: 'resolvconf: the annotation form gives what the literal form gives (autopath)',
+    args: ['resolvconf', '-f', ANNOTATED_AUTOPATH, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.10'],
+    code: 0,
+    out: 'search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\nnameserver 10.96.0.10\noptions ndots:5\n',
+  },
+  {
+    name: 'resolvconf: the annotation form gives what the literal form gives (Custom: the issue example)',
+    args: ['resolvconf', '-f', ANNOTATED_CUSTOM, '--host-resolv-conf', HOST, ...CDNS],
+    code: 0,
+    out: 'search ns1.svc.cluster.local my.dns.search.suffix foo.com bar.com\nnameserver 10.96.0.10\noptions ndots:2\n',
+  },
+  {
+    name: 'resolvconf: a pod the webhook rewrote keeps its None + dnsConfig',
+    args: ['resolvconf', '-f', MUTATED, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.99'],
+    code: 0,
+    out: 'search search.ns1.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\nnameserver 10.96.0.10\noptions ndots:5\n',
+  },
+  {
+    name: 'resolvconf: bad annotations get no resolv.conf, at the template\'s paths',
+    args: ['resolvconf', '-f', ANNOTATED_BAD, '--host-resolv-conf', HOST, ...CDNS],
+    code: 1,
+    out: '',
+    err: [
+      'Deployment/web: spec.template.metadata.annotations[dns.kdns.io/search][0]: Invalid value: "$(HOST)": $(HOST) may only be the last entry\n',
+      'Deployment/web: spec.template.metadata.annotations[dns.kdns.io/options][0]: Invalid value: "ndots:16": ndots must be no more than 15\n',
+    ],
+  },
+  {
     name: 'resolvconf: without --cluster-dns ClusterFirst falls back to the host file, with a warning',
     args: ['resolvconf', '-f', PLAIN, '--host-resolv-conf', HOST],
     code: 0,
@@ -255,6 +322,118 @@ const cases: Case[] = [
     code: 1,
     out: ['"valid": false', '"kind": "CronJob"', '"field": "spec.jobTemplate.spec.template.spec.dnsConfig"', '"reason": "Required value"'],
   },
+  // --api kdns (the default): the annotation form is valid; the literal form is valid with a warning
+  { name: 'validate: the annotation form is valid and quiet', args: ['validate', ANNOTATED_AUTOPATH, ANNOTATED_CUSTOM], code: 0, out: '' },
+  {
+    name: 'validate: bad annotations, one line each',
+    args: ['validate', ANNOTATED_BAD],
+    code: 1,
+    out:
+      'Deployment/web: spec.template.metadata.annotations[dns.kdns.io/search][0]: Invalid value: "$(HOST)": $(HOST) may only be the last entry\n' +
+      'Deployment/web: spec.template.metadata.annotations[dns.kdns.io/options][0]: Invalid value: "ndots:16": ndots must be no more than 15\n',
+  },
+  {
+    name: 'validate: the literal autopath on a bare Pod: valid, a warning with the annotation form',
+    args: ['validate', POD_AUTOPATH],
+    code: 0,
+    out: '',
+    err: [
+      'warning: Pod/client: spec.dnsPolicy: "ClusterFirstWithAutopath": a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}\n',
+    ],
+  },
+  {
+    name: 'validate: the literal autopath in a Deployment: a warning (the template itself is refused)',
+    args: ['validate', AUTOPATH],
+    code: 0,
+    out: '',
+    err: [
+      'warning: Deployment/web: spec.template.spec.dnsPolicy: "ClusterFirstWithAutopath": the API server validates a pod template itself and refuses this value there, kdns webhook or not (the webhook rewrites Pods). Use spec.template.metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}\n',
+    ],
+  },
+  {
+    name: 'validate: the literal Custom with dnsParams: two warnings',
+    args: ['validate', EXAMPLE],
+    code: 0,
+    out: '',
+    err: [
+      'warning: Pod/web: spec.dnsPolicy: "Custom": a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: metadata.annotations: {dns.kdns.io/policy: Custom, dns.kdns.io/search: "$(NAMESPACE).svc.$(CLUSTER),my.dns.search.suffix,$(HOST)", dns.kdns.io/options: "ndots:2"}\n',
+      "warning: Pod/web: spec.dnsParams: every released API server drops this unknown field (and refuses the object under strict field validation, kubectl's default), so the kdns webhook never sees it. Use metadata.annotations: {dns.kdns.io/policy: Custom, dns.kdns.io/search: \"$(NAMESPACE).svc.$(CLUSTER),my.dns.search.suffix,$(HOST)\", dns.kdns.io/options: \"ndots:2\"}\n",
+    ],
+  },
+  // --api stock: what a released kube-apiserver says
+  {
+    name: 'validate --api stock: the literal autopath is an unsupported value',
+    args: ['validate', '--api', 'stock', AUTOPATH],
+    code: 1,
+    out: 'Deployment/web: spec.template.spec.dnsPolicy: Unsupported value: "ClusterFirstWithAutopath": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"\n',
+  },
+  {
+    name: 'validate --api stock: dnsParams is refused by strict decoding, alone',
+    args: ['validate', '--api', 'stock', SEARCH_PATHS],
+    code: 1,
+    out: 'Deployment/web: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.dnsParams"\n',
+  },
+  { name: 'validate --api stock: annotations are only annotations', args: ['validate', '--api', 'stock', ANNOTATED_BAD, ANNOTATED_AUTOPATH], code: 0, out: '' },
+  {
+    name: 'validate --api stock -o json',
+    args: ['validate', '--api', 'stock', EXAMPLE, POD_AUTOPATH, '-o', 'json'],
+    code: 1,
+    out: `${JSON.stringify(
+      {
+        valid: false,
+        api: 'stock',
+        objects: [
+          {
+            file: EXAMPLE,
+            line: 1,
+            kind: 'Pod',
+            name: 'web',
+            namespace: 'ns1',
+            errors: [
+              {
+                field: 'spec.dnsParams',
+                reason: 'Unknown field',
+                detail: 'strict decoding error',
+                message: 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.dnsParams"',
+              },
+            ],
+            warnings: [],
+            valid: false,
+          },
+          {
+            file: POD_AUTOPATH,
+            line: 1,
+            kind: 'Pod',
+            name: 'client',
+            namespace: 'ns1',
+            errors: [
+              {
+                field: 'spec.dnsPolicy',
+                reason: 'Unsupported value',
+                value: 'ClusterFirstWithAutopath',
+                detail: 'supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"',
+                message: 'spec.dnsPolicy: Unsupported value: "ClusterFirstWithAutopath": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"',
+              },
+            ],
+            warnings: [],
+            valid: false,
+          },
+        ],
+      },
+      null,
+      2,
+    )}\n`,
+  },
+  {
+    name: 'validate -o json (--api kdns): the warnings are in the object, not on stderr',
+    args: ['validate', POD_AUTOPATH, '-o', 'json'],
+    code: 0,
+    out: [
+      '"api": "kdns"',
+      '"warnings": [\n        "spec.dnsPolicy: \\"ClusterFirstWithAutopath\\": a stock API server refuses this value; only the kdns webhook accepts it (src/webhook/README.md). The form every API server keeps: metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}"\n      ]',
+    ],
+  },
+  { name: 'validate: an unknown --api', args: ['validate', '--api', 'openshift', PLAIN], code: 2, out: '', err: ['Allowed choices are kdns, stock'] },
   { name: 'validate: a file is required', args: ['validate'], code: 2, out: '', err: ["missing required argument 'FILE'"] },
   { name: 'validate: an unknown gate', args: ['validate', '--feature-gates', 'X=true', PLAIN], code: 2, out: '', err: ['unrecognized feature gate: X'] },
   { name: 'validate: an unreadable file', args: ['validate', join(dir, 'missing.yaml')], code: 1, out: '', err: ['cannot read', 'ENOENT'] },
@@ -281,6 +460,30 @@ const cases: Case[] = [
     args: ['explain', '-f', EXAMPLE, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.10', '--compare', '--answer', 'api.example.com', 'api.example.com'],
     code: 0,
     out: ['ClusterFirst', 'Custom', 'ClusterFirstWithAutopath', 'glibc queries  12', 'dnsPolicy ClusterFirstWithAutopath: resolv.conf'],
+  },
+  {
+    name: 'explain: --compare shows the annotations that ask for each kdns policy, under the template\'s metadata',
+    args: ['explain', '-f', ANNOTATED_CUSTOM, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.10', '--compare', '--answer', 'api.example.com', 'api.example.com'],
+    code: 0,
+    out: [
+      'Deployment/web in namespace ns1, looking up "api.example.com"\n(Custom from the annotation spec.template.metadata.annotations[dns.kdns.io/policy])\n',
+      '\n\nTo ask for a kdns policy (read by the kdns admission webhook; a stock API server refuses a kdns policy in spec.dnsPolicy):\n' +
+        '  Custom                    spec.template.metadata.annotations: {dns.kdns.io/policy: Custom, dns.kdns.io/search: "$(NAMESPACE).svc.$(CLUSTER),my.dns.search.suffix,$(HOST)", dns.kdns.io/options: "ndots:2"}\n' +
+        '  ClusterFirstWithAutopath  spec.template.metadata.annotations: {dns.kdns.io/policy: ClusterFirstWithAutopath}\n\n',
+      'glibc queries  12               2',
+    ],
+  },
+  {
+    name: 'explain: --compare as JSON: how to ask for each kdns policy',
+    args: ['explain', '-f', POD_PLAIN, '--host-resolv-conf', HOST, ...CDNS, '--compare', '-o', 'json', 'x'],
+    code: 0,
+    out: ['"policy": "ClusterFirstWithAutopath",\n      "askWith": {\n        "metadataPath": "metadata",\n        "annotations": {\n          "dns.kdns.io/policy": "ClusterFirstWithAutopath"\n        }\n      },'],
+  },
+  {
+    name: 'explain: the annotation form is explained like the literal form',
+    args: ['explain', '-f', ANNOTATED_AUTOPATH, '--host-resolv-conf', HOST, ...CDNS, '--nodecache-ip', '169.254.20.10', '--libc', 'glibc', 'kubernetes.default'],
+    code: 0,
+    out: ['(ClusterFirstWithAutopath from the annotation spec.template.metadata.annotations[dns.kdns.io/policy])', 'dnsPolicy ClusterFirstWithAutopath: resolv.conf\n  search search.ns1.cluster.local.ap.k8s.io'],
   },
   {
     name: 'explain: JSON counts',

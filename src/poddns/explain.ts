@@ -2,7 +2,10 @@
 // queries each libc sends for a name, and the text that shows it. The CLI only does the I/O.
 
 import type { PodSpec } from '../cluster/types.js';
+import { isKdnsPolicy, policyAnnotationHint, policyAnnotations, WEBHOOK_NOTE } from './annotations.js';
+import type { KdnsPolicy } from './annotations.js';
 import { computePodDNS } from './compute.js';
+import { customSearchField } from './custom.js';
 import type { NodeDNSSettings } from './compute.js';
 import { predictLookup } from './queries.js';
 import type { Family, Libc, NameOracle, Prediction, PredictedQuery } from './queries.js';
@@ -106,8 +109,38 @@ export function formatPolicy(e: PolicyExplanation): string {
   return parts.join('\n');
 }
 
-/** A summary table with one column per policy, then each policy in full. */
-export function formatComparison(list: readonly PolicyExplanation[]): string {
+/**
+ * How the pod asks for each kdns policy of the comparison: the annotations under its own
+ * metadata path (`spec.template.metadata` in a Deployment), Custom with the pod's parameters.
+ * The literal `dnsPolicy` is never the advice: a stock API server refuses it.
+ */
+export function policyAnnotationAdvice(policies: readonly string[], spec: PodSpec, metadataPath: string): PolicyAdvice[] {
+  const custom = spec.dnsParams?.custom;
+  const params = custom === undefined ? undefined : { search: customSearchField(custom).entries, ...(custom.options !== undefined ? { options: custom.options } : {}) };
+  return policies.filter(isKdnsPolicy).map((policy) => {
+    const forPolicy = policy === 'Custom' ? params : undefined;
+    return { policy, metadataPath, annotations: policyAnnotations(policy, forPolicy), hint: policyAnnotationHint(policy, metadataPath, forPolicy) };
+  });
+}
+
+/** How a pod asks for one kdns policy. */
+export interface PolicyAdvice {
+  policy: KdnsPolicy;
+  /** Where the annotations go: `metadata`, `spec.template.metadata`, …. */
+  metadataPath: string;
+  annotations: Record<string, string>;
+  /** `<metadataPath>.annotations: {…}`, as printed. */
+  hint: string;
+}
+
+function adviceText(advice: readonly PolicyAdvice[]): string[] {
+  if (advice.length === 0) return [];
+  const width = Math.max(...advice.map((a) => a.policy.length));
+  return ['', `To ask for a kdns policy (${WEBHOOK_NOTE}):`, ...advice.map((a) => `  ${a.policy.padEnd(width)}  ${a.hint}`)];
+}
+
+/** A summary table with one column per policy, how to ask for the kdns ones, then each policy in full. */
+export function formatComparison(list: readonly PolicyExplanation[], advice: readonly PolicyAdvice[] = []): string {
   const libcs = list[0]?.lookups.map((l) => l.libc) ?? [];
   const rows: string[][] = [['', ...list.map((e) => e.policy)]];
   rows.push(['nameservers', ...list.map((e) => e.config.nameservers.join(',') || '-')]);
@@ -117,7 +150,7 @@ export function formatComparison(list: readonly PolicyExplanation[]): string {
     rows.push([`${libc} queries`, ...list.map((e) => String(e.lookups[i]?.queries.length ?? 0))]);
     rows.push([`${libc} result`, ...list.map((e) => shortResult(e.lookups[i]))]);
   });
-  return [table(rows), '', ...list.map(formatPolicy).join('\n\n').split('\n')].join('\n');
+  return [table(rows), ...adviceText(advice), '', ...list.map(formatPolicy).join('\n\n').split('\n')].join('\n');
 }
 
 function shortResult(p: Prediction | undefined): string {
@@ -125,12 +158,17 @@ function shortResult(p: Prediction | undefined): string {
   return p.result === 'resolved' ? (p.answeredBy ?? 'resolved') : p.result.toUpperCase();
 }
 
-/** The JSON form: everything above as data. */
-export function explanationJSON(name: string, list: readonly PolicyExplanation[]): unknown {
+/** The JSON form: everything above as data (`annotations`: how to ask for a kdns policy). */
+export function explanationJSON(name: string, list: readonly PolicyExplanation[], advice: readonly PolicyAdvice[] = []): unknown {
+  const askWith = (policy: string): object => {
+    const a = advice.find((x) => x.policy === policy);
+    return a === undefined ? {} : { askWith: { metadataPath: a.metadataPath, annotations: a.annotations } };
+  };
   return {
     name,
     policies: list.map((e) => ({
       policy: e.policy,
+      ...askWith(e.policy),
       resolvConf: e.config,
       warnings: e.warnings,
       lookups: e.lookups.map((p) => ({
