@@ -1,41 +1,44 @@
-// Loads ../shared/realclient (real glibc and musl getaddrinfo in network namespaces), building its
-// two clients once when they are missing (no package installs outside CI).
+// Real glibc and musl getaddrinfo() in network namespaces, for tests: the rig in ./realclient/
+// (README.md there says how it works). Tests load it with loadRealClient(), which checks the
+// machine and builds the two lookup clients on demand, and skip with its `skip` outside CI.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { buildClients, namespacesUnavailable } from './realclient/build.js';
+import { startRecorder, type Recorder, type RecorderOptions } from './realclient/recorder.js';
+import { runClient, type ClientResult, type RunClientOptions } from './realclient/run.js';
 
-/** The parts of the harness's API (plain CommonJS outside this package) that tests use. */
-export interface RealClientQuery {
-  qname: string | null;
-  qtype: string | null;
-  server: string;
-  rcode: string | null;
-}
-export interface RealClientResult {
-  status: number;
-  eai: string | null;
-  addresses: string[];
-  queries: RealClientQuery[];
-  stderr: string;
-}
+export { LIBCS, type Libc } from './realclient/build.js';
+export { nameserversOf, parseRoute } from './realclient/plan.js';
+export { startRecorder, type RecordedQuery, type Recorder, type RecorderOptions, type Zone, type ZoneEntry } from './realclient/recorder.js';
+export { runClient, type ClientQuery, type ClientResult, type Family, type RunClientOptions } from './realclient/run.js';
+
 export interface RealClientHarness {
-  runClient(opts: { resolvConf: string; name: string; libc: 'glibc' | 'musl'; server: string; source?: string; family?: 'unspec' | 'inet' | 'inet6'; timeoutMs?: number }): Promise<RealClientResult>;
-  startRecorder(opts: { zone: Record<string, { A?: string[]; AAAA?: string[] }> }): Promise<{ port: number; close(): Promise<void> }>;
+  runClient(opts: RunClientOptions): Promise<ClientResult>;
+  startRecorder(opts: RecorderOptions): Promise<Recorder>;
 }
 
-const REALCLIENT = new URL('../../../shared/realclient/', import.meta.url);
+export interface LoadedRealClient {
+  /** Present when real clients can run here. */
+  harness?: RealClientHarness;
+  /** Why they cannot ('' when they can). */
+  reason: string;
+  /**
+   * For node:test's `skip`: the reason outside CI, false when the rig runs or under CI=true
+   * (where a missing piece must fail the test: use `assert.ok(loaded.harness, loaded.reason)`).
+   */
+  skip: string | false;
+}
 
-export async function loadRealClient(): Promise<{ harness?: RealClientHarness; reason: string }> {
-  const runClientPath = fileURLToPath(new URL('run-client.js', REALCLIENT));
-  if (!existsSync(runClientPath)) return { reason: `realclient harness not found at ${fileURLToPath(REALCLIENT)}` };
-  const client = (await import(runClientPath)) as Pick<RealClientHarness, 'runClient'> & { available(): { ok: boolean; reason: string } };
-  const recorder = (await import(fileURLToPath(new URL('recorder.js', REALCLIENT)))) as Pick<RealClientHarness, 'startRecorder'>;
-  let avail = client.available();
-  if (!avail.ok && avail.reason !== 'not root') {
-    const env = process.env.CI === 'true' ? process.env : { ...process.env, REALCLIENT_NO_APT: '1' };
-    spawnSync('bash', [fileURLToPath(new URL('build.sh', REALCLIENT))], { env, stdio: 'ignore', timeout: 300_000 });
-    avail = client.available();
-  }
-  return avail.ok ? { harness: { runClient: client.runClient, startRecorder: recorder.startRecorder }, reason: '' } : { reason: avail.reason };
+/** Why real clients cannot run here (not root, no namespaces, a compiler missing), or false. Builds them when needed. */
+export function realClientUnavailable(): string | false {
+  const missing = namespacesUnavailable();
+  if (missing) return missing;
+  const built = buildClients();
+  return built.ok ? false : built.reason;
+}
+
+export async function loadRealClient(): Promise<LoadedRealClient> {
+  const reason = realClientUnavailable();
+  if (reason === false) return { harness: { runClient, startRecorder }, reason: '', skip: false };
+  const skip = process.env.CI === 'true' ? false : `realclient unavailable: ${reason}`;
+  return { reason, skip };
 }
