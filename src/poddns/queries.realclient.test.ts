@@ -1,62 +1,20 @@
 // The query model against the real thing: for each case kdns computes the pod's resolv.conf,
-// the model predicts the queries, and real glibc and musl (../shared/realclient, in a network
+// the model predicts the queries, and real glibc and musl (src/testutil/realclient, in a network
 // namespace, answered by its recorder) send theirs. The lists must be equal.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { PodSpec } from '../cluster/types.js';
+import { loadRealClient, type ClientResult } from '../testutil/realclient.js';
 import { computePodDNS } from './compute.js';
 import type { NodeDNSSettings } from './compute.js';
 import { zoneMapOracle } from './oracle.js';
 import type { ZoneMap } from './oracle.js';
 import { LIBCS, predictLookup } from './queries.js';
-import type { Family, Libc, Prediction } from './queries.js';
+import type { Family, Prediction } from './queries.js';
 import { parseHostResolvConf, renderResolvConf } from './resolvconf.js';
 
-// The harness is plain CommonJS outside this package; these are the parts of its API used here.
-interface SentQuery {
-  qname: string | null;
-  qtype: string | null;
-  server: string;
-}
-interface ClientResult {
-  status: number;
-  eai: string | null;
-  addresses: string[];
-  queries: SentQuery[];
-  stderr: string;
-}
-interface Harness {
-  runClient(opts: { resolvConf: string; name: string; libc: Libc; server: string; family?: Family; timeoutMs?: number }): Promise<ClientResult>;
-  available(): { ok: boolean; reason: string };
-}
-interface RecorderModule {
-  startRecorder(opts: { zone: ZoneMap }): Promise<{ port: number; close(): Promise<void> }>;
-}
-
-const REALCLIENT = new URL('../../../shared/realclient/', import.meta.url);
-const IN_CI = process.env.CI === 'true';
-
-/** Loads the harness, building its two clients once if they are missing (no package installs outside CI). */
-async function loadHarness(): Promise<{ harness?: Harness; recorder?: RecorderModule; reason: string }> {
-  const runClientPath = fileURLToPath(new URL('run-client.js', REALCLIENT));
-  if (!existsSync(runClientPath)) return { reason: `realclient harness not found at ${fileURLToPath(REALCLIENT)}` };
-  const harness = (await import(runClientPath)) as Harness;
-  const recorder = (await import(fileURLToPath(new URL('recorder.js', REALCLIENT)))) as RecorderModule;
-  let avail = harness.available();
-  if (!avail.ok && avail.reason !== 'not root') {
-    const env = IN_CI ? process.env : { ...process.env, REALCLIENT_NO_APT: '1' };
-    spawnSync('bash', [fileURLToPath(new URL('build.sh', REALCLIENT))], { env, stdio: 'ignore', timeout: 300_000 });
-    avail = harness.available();
-  }
-  return avail.ok ? { harness, recorder, reason: '' } : { reason: avail.reason };
-}
-
-const loaded = await loadHarness();
-const skip = loaded.harness === undefined && !IN_CI ? `realclient unavailable (${loaded.reason}); run as root after bash ../shared/realclient/build.sh (needs gcc, musl-tools, iproute2, util-linux)` : false;
+const loaded = await loadRealClient();
 
 const HOST = 'nameserver 192.168.0.2\nsearch corp.example\noptions ndots:1\n';
 
@@ -182,18 +140,18 @@ function groupedByName(list: string[]): string[] {
   return [...byName.values()].map((entries) => entries.sort().join(' | '));
 }
 
-describe('the query model matches real glibc and musl', { skip, concurrency: 3 }, () => {
+describe('the query model matches real glibc and musl', { skip: loaded.skip, concurrency: 3 }, () => {
   for (const c of cases) {
     for (const libc of LIBCS) {
       it(`${libc}: ${c.name}`, async () => {
-        const { harness, recorder } = loaded;
-        assert.ok(harness && recorder, `realclient unavailable: ${loaded.reason}`);
+        const { harness } = loaded;
+        assert.ok(harness, `realclient unavailable: ${loaded.reason}`);
         const resolvConf = resolvConfFor(c);
         const prediction = predictLookup(resolvConf, c.lookup, libc, zoneMapOracle(ZONE), c.family ? { family: c.family } : {});
-        const rec = await recorder.startRecorder({ zone: ZONE });
+        const rec = await harness.startRecorder({ zone: ZONE });
         let r: ClientResult;
         try {
-          r = await harness.runClient({ resolvConf, name: c.lookup, libc, server: `127.0.0.1:${rec.port}`, ...(c.family ? { family: c.family } : {}) });
+          r = await harness.runClient({ resolvConf, name: c.lookup, libc, server: rec.server, ...(c.family ? { family: c.family } : {}) });
         } finally {
           await rec.close();
         }

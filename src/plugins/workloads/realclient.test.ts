@@ -1,5 +1,5 @@
 // The amplification kdns reports against the real thing: real glibc and musl look a name up from
-// pods' IPs (../shared/realclient) through a running kdns, under ClusterFirst and under
+// pods' IPs (src/testutil/realclient: each pod a loopback source address) through a running kdns, under ClusterFirst and under
 // ClusterFirstWithAutopath. What the workloads report says per lookup must equal what the model
 // behind `kdns explain` predicts for the same resolv.conf and name, and what the client sent.
 
@@ -14,11 +14,11 @@ import { autopathOracle, zoneMapOracle } from '../../poddns/oracle.js';
 import { predictLookup, type Libc } from '../../poddns/queries.js';
 import { parseHostResolvConf, renderResolvConf } from '../../poddns/resolvconf.js';
 import { freePort } from '../../testutil/net.js';
-import { loadRealClient } from '../../testutil/realclient.js';
+import { loadRealClient, type RealClientHarness, type Recorder } from '../../testutil/realclient.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 
 const loaded = await loadRealClient();
-const skip = loaded.harness === undefined && process.env.CI !== 'true' ? `realclient unavailable (${loaded.reason}); run as root after bash ../shared/realclient/build.sh` : false;
+const skip = loaded.skip;
 
 const HOST = 'nameserver 192.168.0.2\nsearch corp.example\noptions ndots:1\n';
 const UPSTREAM = { 'www.example.com': { A: ['192.0.2.10'], AAAA: ['2001:db8::10'] } };
@@ -82,12 +82,14 @@ function resolvConfFor(policy: string): string {
 }
 
 describe('workloads amplification matches kdns explain and real glibc and musl', { skip }, () => {
-  const harness = loaded.harness!;
-  let upstream: { port: number; close(): Promise<void> };
+  let harness: RealClientHarness;
+  let upstream: Recorder;
   let s: TestServer;
   let reportPort: number;
   let autopathPort: number;
   before(async () => {
+    assert.ok(loaded.harness, loaded.reason);
+    harness = loaded.harness;
     upstream = await harness.startRecorder({ zone: UPSTREAM });
     const dir = mkdtempSync(join(tmpdir(), 'kdns-workloads-rc-'));
     writeFileSync(join(dir, 'cluster.yaml'), manifests());
