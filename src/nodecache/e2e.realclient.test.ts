@@ -2,15 +2,16 @@
 // over a fixture cluster, forward to a real BIND serving example.test and the node's search
 // domain corp.test), the node cache in front of it (kdns nodecache, shipped configuration), and
 // pods whose resolv.conf `kdns resolvconf` computes: ClusterFirstWithAutopath, and ClusterFirst
-// for comparison. Real glibc and musl getaddrinfo (../shared/realclient, in a network namespace)
-// look names up; every query they send is counted at the relay. Then the node cache is stopped
-// and the pods talk to the cluster server directly: the answers must stay right.
+// for comparison. Real glibc and musl getaddrinfo (src/testutil/realclient, in a network namespace)
+// look names up; every query they send is counted at the relay. Then the node cache is gone: its
+// address refuses (nothing listens), the cluster DNS address behind it reaches the cluster server,
+// and the answers must stay right.
 //
 // The measured table is the one in ./README.md (set KDNS_UPDATE_README=1 to rewrite it).
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,66 +19,27 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { register as registerResolvconf, type CliIO } from '../cli/resolvconf.js';
 import { createLogger } from '../server/log.js';
+import { loadRealClient, type ClientResult, type Libc, type RealClientHarness, type Recorder } from '../testutil/realclient.js';
 import { startNamed, type NamedServer } from '../testutil/upstream.js';
 import { freePort } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { startNodeCache, type NodeCache } from './agent.js';
 import { defaultSettings } from './corefile.js';
 
-// ---- the harness (plain CommonJS outside this package): the parts used here ----
-interface SentQuery {
-  qname: string | null;
-  qtype: string | null;
-  transport: 'udp' | 'tcp';
-}
-interface ClientResult {
-  status: number;
-  eai: string | null;
-  addresses: string[];
-  queries: SentQuery[];
-  stderr: string;
-}
-type Libc = 'glibc' | 'musl';
-interface Recorder {
-  port: number;
-  close(): Promise<void>;
-}
-interface Harness {
-  runClient(opts: { resolvConf: string; name: string; libc: Libc; server: string; timeoutMs?: number }): Promise<ClientResult>;
-  available(): { ok: boolean; reason: string };
-  startRecorder(opts: { zone: Record<string, { A?: string[]; rcode?: string }> }): Promise<Recorder>;
-}
-
 const REPO = new URL('../../', import.meta.url);
-const REALCLIENT = new URL('../shared/realclient/', REPO);
 const FIXTURE = fileURLToPath(new URL('src/plugins/autopath/testdata/cluster', REPO));
 const README = fileURLToPath(new URL('src/nodecache/README.md', REPO));
 const IN_CI = process.env.CI === 'true';
 
-async function loadHarness(): Promise<{ harness?: Harness; reason: string }> {
-  const runClientPath = fileURLToPath(new URL('run-client.js', REALCLIENT));
-  if (!existsSync(runClientPath)) return { reason: `realclient harness not found at ${fileURLToPath(REALCLIENT)}` };
-  const runClient = (await import(runClientPath)) as Omit<Harness, 'startRecorder'>;
-  const recorder = (await import(fileURLToPath(new URL('recorder.js', REALCLIENT)))) as Pick<Harness, 'startRecorder'>;
-  const harness: Harness = { runClient: runClient.runClient, available: runClient.available, startRecorder: recorder.startRecorder };
-  let avail = harness.available();
-  if (!avail.ok && avail.reason !== 'not root') {
-    const env = IN_CI ? process.env : { ...process.env, REALCLIENT_NO_APT: '1' };
-    spawnSync('bash', [fileURLToPath(new URL('build.sh', REALCLIENT))], { env, stdio: 'ignore', timeout: 300_000 });
-    avail = harness.available();
-  }
-  return avail.ok ? { harness, reason: '' } : { reason: avail.reason };
-}
-
-const loaded = await loadHarness();
+const loaded = await loadRealClient();
 const hasNamed = spawnSync('named', ['-v']).status === 0;
-const skip = IN_CI
-  ? false
-  : loaded.harness === undefined
-    ? `realclient unavailable (${loaded.reason}); run as root after bash ../shared/realclient/build.sh`
-    : !hasNamed
-      ? 'needs BIND: apt-get install bind9'
-      : false;
+const skip = IN_CI ? false : loaded.harness === undefined ? loaded.skip : !hasNamed ? 'needs BIND: apt-get install bind9' : false;
+
+/** The rig; under CI=true its absence fails the test with the reason. */
+function rig(): RealClientHarness {
+  assert.ok(loaded.harness, `realclient unavailable: ${loaded.reason}`);
+  return loaded.harness;
+}
 
 // ---- the world ----
 const EXAMPLE = ['www IN A 192.0.2.80', 'www IN AAAA 2001:db8::80', ...Array.from({ length: 40 }, (_, i) => `big IN A 192.0.2.${i + 1}`)].join('\n');
@@ -95,7 +57,7 @@ interface Lookup {
   name: string;
   what: string;
   addresses: string[];
-  /** Queries the client sends (AF_UNSPEC), the same for glibc and musl. */
+  /** Queries the client sends (AF_UNSPEC) to one nameserver that answers, the same for glibc and musl. */
   queries: Record<Policy, number>;
 }
 
@@ -108,7 +70,20 @@ const LOOKUPS: readonly Lookup[] = [
   { name: 'nothing.example.test', what: 'name that exists nowhere', addresses: [], queries: { ClusterFirstWithAutopath: 4, ClusterFirst: 10 } },
 ];
 
-type Phase = 'node cache' | 'cluster server only';
+type Phase = 'node cache' | 'node cache gone';
+const PHASES: readonly Phase[] = ['node cache', 'node cache gone'];
+
+/**
+ * What the rig counts for one lookup. An autopath pod lists the node cache, then the cluster DNS.
+ * While the node cache holds both addresses (as NodeLocal DNSCache does), glibc asks the first
+ * only and musl sends every query to both at once: twice the queries. Once the cache is gone,
+ * the queries the kernel refuses at its address never reach a listener and are not counted;
+ * both libraries then get their answers from the cluster DNS.
+ */
+function expectedQueries(l: Lookup, policy: Policy, phase: Phase, libc: Libc): number {
+  const both = policy === 'ClusterFirstWithAutopath' && phase === 'node cache' && libc === 'musl';
+  return l.queries[policy] * (both ? 2 : 1);
+}
 
 /** Measured query counts: `${phase}|${policy}|${lookup}|${libc}` → count (and the error, if the lookup failed). */
 const measured = new Map<string, string>();
@@ -187,19 +162,25 @@ describe('autopath with real glibc and musl', { skip }, () => {
   });
 
   test('kdns resolvconf gives the pods the expected files', () => {
-    assert.equal(resolvConf.get('ClusterFirstWithAutopath'), `search search.ns1.cluster.local.ap.k8s.io\nnameserver ${NODECACHE_IP}\noptions ndots:5\n`);
+    assert.equal(resolvConf.get('ClusterFirstWithAutopath'), `search search.ns1.cluster.local.ap.k8s.io\nnameserver ${NODECACHE_IP}\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
     assert.equal(resolvConf.get('ClusterFirst'), `search ns1.svc.cluster.local svc.cluster.local cluster.local corp.test\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
   });
 
-  const phases: Array<{ phase: Phase; port: () => number }> = [
-    { phase: 'node cache', port: () => nodecachePort },
-    { phase: 'cluster server only', port: () => cluster.port },
-  ];
-  for (const { phase, port } of phases) {
-    describe(`pods asking the ${phase}`, { concurrency: 4 }, () => {
-      if (phase === 'cluster server only') {
+  /**
+   * Where each nameserver of a pod's resolv.conf leads. With the node cache, both addresses are
+   * the cache's (it intercepts the cluster DNS address too); without it, the cache's address
+   * refuses and the cluster DNS address reaches the cluster server (kube-proxy's path).
+   */
+  function routes(phase: Phase, policy: Policy): { server: string } | { routes: Record<string, string> } {
+    if (phase === 'node cache') return { server: `127.0.0.1:${nodecachePort}` };
+    if (policy === 'ClusterFirst') return { server: `127.0.0.1:${cluster.port}` };
+    return { routes: { [NODECACHE_IP]: 'refuse', [CLUSTER_DNS_IP]: `127.0.0.1:${cluster.port}` } };
+  }
+
+  for (const phase of PHASES) {
+    describe(`pods with the ${phase}`, { concurrency: 4 }, () => {
+      if (phase === 'node cache gone') {
         before(async () => {
-          // The node cache goes away; the pods' nameserver now reaches the cluster server.
           await nodecache?.stop();
           nodecache = undefined;
         });
@@ -207,10 +188,9 @@ describe('autopath with real glibc and musl', { skip }, () => {
       for (const policy of POLICIES) {
         for (const l of LOOKUPS) {
           for (const libc of LIBCS) {
-            test(`${policy}, ${libc}: ${l.what} (${l.name})`, async () => {
-              const harness = loaded.harness;
-              assert.ok(harness, `realclient unavailable: ${loaded.reason}`);
-              const r = await harness.runClient({ resolvConf: resolvConf.get(policy) as string, name: l.name, libc, server: `127.0.0.1:${port()}` });
+            test(`${policy}, ${libc}: ${l.what} (${l.name})`, async (t) => {
+              const r = await rig().runClient({ resolvConf: resolvConf.get(policy) as string, name: l.name, libc, ...routes(phase, policy) });
+              t.diagnostic(`getaddrinfo took ${r.clientMs.toFixed(1)} ms`);
               measured.set(`${phase}|${policy}|${l.name}|${libc}`, outcome(r));
               const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
               if (l.addresses.length === 0) {
@@ -220,7 +200,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
                 assert.equal(r.status, 0, context);
                 assert.deepEqual([...new Set(r.addresses)].sort(), [...l.addresses].sort(), context);
               }
-              assert.equal(r.queries.length, l.queries[policy], context);
+              assert.equal(r.queries.length, expectedQueries(l, policy, phase, libc), context);
             });
           }
         }
@@ -230,9 +210,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
       // uses what fits. Either way the CNAME must come through and the lookup succeed.
       for (const libc of LIBCS) {
         test(`ClusterFirstWithAutopath, ${libc}: an answer larger than 512 bytes (big.example.test, 40 addresses)`, async () => {
-          const harness = loaded.harness;
-          assert.ok(harness);
-          const r = await harness.runClient({ resolvConf: resolvConf.get('ClusterFirstWithAutopath') as string, name: 'big.example.test', libc, server: `127.0.0.1:${port()}` });
+          const r = await rig().runClient({ resolvConf: resolvConf.get('ClusterFirstWithAutopath') as string, name: 'big.example.test', libc, ...routes(phase, 'ClusterFirstWithAutopath') });
           const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
           assert.equal(r.status, 0, context);
           const addresses = new Set(r.addresses);
@@ -248,9 +226,10 @@ describe('autopath with real glibc and musl', { skip }, () => {
             );
           } else {
             assert.ok(addresses.size >= 20 && addresses.size < 40, `musl got ${addresses.size} addresses\n${context}`);
+            // Both nameservers asked at once while the cache holds both addresses.
             assert.deepEqual(
               r.queries.map((q) => `${q.transport} ${q.qtype}`).sort(),
-              ['udp A', 'udp AAAA'],
+              phase === 'node cache' ? ['udp A', 'udp A', 'udp AAAA', 'udp AAAA'] : ['udp A', 'udp AAAA'],
               context,
             );
           }
@@ -267,8 +246,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
     let server: TestServer;
     const conf = new Map<Policy, string>();
     before(async () => {
-      const harness = loaded.harness as Harness;
-      flaky = await harness.startRecorder({ zone: { 'printer.flaky.test': { rcode: 'SERVFAIL' } } });
+      flaky = await rig().startRecorder({ zone: { 'printer.flaky.test': { rcode: 'SERVFAIL' } } });
       const dir = mkdtempSync(join(tmpdir(), 'kdns-autopath-flaky-'));
       const hostFile = join(dir, 'node-resolv.conf');
       writeFileSync(hostFile, 'nameserver 192.0.2.53\nsearch flaky.test corp.test\n');
@@ -293,7 +271,8 @@ describe('autopath with real glibc and musl', { skip }, () => {
     });
     const cases: Array<{ policy: Policy; libc: Libc; status: number; eai: string | null; sent: number }> = [
       { policy: 'ClusterFirstWithAutopath', libc: 'glibc', status: 0, eai: null, sent: 2 },
-      { policy: 'ClusterFirstWithAutopath', libc: 'musl', status: 0, eai: null, sent: 2 },
+      // Both of the pod's nameservers lead to this server: musl asks each at once.
+      { policy: 'ClusterFirstWithAutopath', libc: 'musl', status: 0, eai: null, sent: 4 },
       // glibc asks the failing domain again, then goes on to corp.test.
       { policy: 'ClusterFirst', libc: 'glibc', status: 0, eai: null, sent: 10 },
       // musl retries the SERVFAIL until its timeout and gives up: the name is never found.
@@ -301,8 +280,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
     ];
     for (const c of cases) {
       test(`${c.policy}, ${c.libc}: printer`, async () => {
-        const harness = loaded.harness as Harness;
-        const r = await harness.runClient({ resolvConf: conf.get(c.policy) as string, name: 'printer', libc: c.libc, server: `127.0.0.1:${server.port}` });
+        const r = await rig().runClient({ resolvConf: conf.get(c.policy) as string, name: 'printer', libc: c.libc, server: `127.0.0.1:${server.port}` });
         measured.set(`flaky|${c.policy}|printer|${c.libc}`, outcome(r));
         const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
         assert.equal(r.status, c.status, context);
@@ -330,11 +308,11 @@ const END = '<!-- e2e-table:end -->';
 
 /** lookup × policy rows; glibc and musl, with and without the node cache, as columns; then the failing-domain case. */
 function renderTable(m: ReadonlyMap<string, string>): string {
-  const head = '| lookup | policy | glibc, node cache | musl, node cache | glibc, cluster server only | musl, cluster server only |\n|---|---|---:|---:|---:|---:|';
+  const head = '| lookup | policy | glibc, node cache | musl, node cache | glibc, node cache gone | musl, node cache gone |\n|---|---|---:|---:|---:|---:|';
   const rows: string[] = [];
   for (const l of LOOKUPS) {
     for (const policy of POLICIES) {
-      const cells = (['node cache', 'cluster server only'] as const).flatMap((phase) => LIBCS.map((libc) => m.get(`${phase}|${policy}|${l.name}|${libc}`) ?? '–'));
+      const cells = PHASES.flatMap((phase) => LIBCS.map((libc) => m.get(`${phase}|${policy}|${l.name}|${libc}`) ?? '–'));
       rows.push(`| ${l.what} (\`${l.name}\`) | ${policy} | ${cells.join(' | ')} |`);
     }
   }
