@@ -336,6 +336,25 @@ describe('name compression', () => {
     assert.equal(decodeMessage(encodeMessage(msg)).answers[0].name, 'Foo.com.');
     assert.equal(decodeMessage(encodeMessage(msg, { compress: false })).answers[0].name, 'foo.com.');
   });
+  const exactRows: Array<{ title: string; exactCase: boolean; names: string[]; size: number }> = [
+    // The glue of `_x._tcp.WEB.demo.Cluster.local.`: its own spelling, its zone still a pointer.
+    { title: 'exactCase: each name keeps its own spelling, sharing only identical suffixes', exactCase: true, names: ['web.demo.Cluster.local.', 'web.demo.Cluster.local.'], size: 84 },
+    { title: 'by default a name takes the spelling of the first occurrence', exactCase: false, names: ['WEB.demo.Cluster.local.', 'WEB.demo.Cluster.local.'], size: 80 },
+  ];
+  for (const row of exactRows) {
+    it(row.title, () => {
+      const msg = message({ questions: q('_x._tcp.WEB.demo.Cluster.local.'), answers: [R.a('web.demo.Cluster.local.', 5, '10.0.0.1'), R.a('web.demo.Cluster.local.', 5, '10.0.0.2')] });
+      const bytes = encodeMessage(msg, { exactCase: row.exactCase });
+      assert.deepEqual(decodeMessage(bytes).answers.map((r) => r.name), row.names);
+      assert.equal(bytes.length, row.size);
+    });
+  }
+  it('copyQuestion still ignores case after an exactCase encode', () => {
+    encodeMessage(message({ questions: q('a.example.') }), { exactCase: true });
+    const response = encodeMessage(message({ questions: q('a.example.') }));
+    const query = encodeMessage(message({ qr: false, questions: q('A.Example.') }));
+    assert.equal(copyQuestion(response, query, parseQuery(query).questionEnd), true);
+  });
   it('decodes pointers in RDATA of SRV, even though it never writes them', () => {
     const bytes = wire(
       header({ qd: 1, an: 1 }),

@@ -55,6 +55,13 @@ export interface EncodeOptions {
   maxSize?: number;
   /** Name compression (default true). */
   compress?: boolean;
+  /**
+   * Compress a name only into an earlier one with the same octets, case included (default
+   * false: ASCII case is ignored, so a name takes the spelling of the first occurrence, e.g. an
+   * owner written in lower case takes the client's spelling of the question). For messages
+   * whose names must each keep their own spelling.
+   */
+  exactCase?: boolean;
 }
 
 const DOT = 0x2e;
@@ -743,6 +750,8 @@ export function decrementTtls(wire: Uint8Array, offsets: readonly number[], seco
 let out = Buffer.allocUnsafe(2 * MAX_MESSAGE + 1024);
 let pos = 0;
 let compressing = true;
+/** 0x20 while compression ignores ASCII case (folded into hashes), 0 when it must match exactly. */
+let caseFold = 0x20;
 
 // Compression. A name is first written uncompressed; then each of its suffixes, longest first,
 // is looked up by a hash of its lower-cased wire octets, and a hit is confirmed by comparing
@@ -842,7 +851,7 @@ function writeName(name: string, mayPoint: boolean): void {
 
 /** Folds one octet into a label hash. ASCII case is folded with | 0x20 (over-folding is harmless: hits are verified). */
 function foldOctet(h: number, b: number): number {
-  return Math.imul(h ^ (b | 0x20), 0x01000193);
+  return Math.imul(h ^ (b | caseFold), 0x01000193);
 }
 
 const HASH_SEED = 0x811c9dc5 | 0;
@@ -934,7 +943,7 @@ function sameIgnoringCase(x: number, y: number): boolean {
   return lx === (y | 0x20) && lx >= 97 && lx <= 122;
 }
 
-/** Whether the (possibly compressed) name at `a` in `out` equals the uncompressed one at `b`, ignoring ASCII case. */
+/** Whether the (possibly compressed) name at `a` in `out` equals the uncompressed one at `b`, ignoring ASCII case unless exactCase. */
 function sameName(a: number, b: number): boolean {
   const o = out;
   for (;;) {
@@ -945,7 +954,11 @@ function sameName(a: number, b: number): boolean {
     }
     if (la !== o[b]) return false;
     if (la === 0) return true;
-    for (let i = 1; i <= la; i++) if (!sameIgnoringCase(o[a + i], o[b + i])) return false;
+    if (caseFold === 0) {
+      for (let i = 1; i <= la; i++) if (o[a + i] !== o[b + i]) return false;
+    } else {
+      for (let i = 1; i <= la; i++) if (!sameIgnoringCase(o[a + i], o[b + i])) return false;
+    }
     a += la + 1;
     b += la + 1;
   }
@@ -1164,6 +1177,7 @@ export function encodeMessage(msg: Message, opts?: EncodeOptions): Buffer {
   if (!(rcode >= 0 && rcode <= 0xfff)) throw new Error(`RCODE ${rcode} out of range`);
   if (rcode > 15 && !msg.edns) throw new Error(`RCODE ${rcode} needs EDNS (the upper bits travel in the OPT record)`);
   compressing = opts?.compress ?? true;
+  caseFold = opts?.exactCase === true ? 0 : 0x20;
   resetTable();
   pos = HEADER;
 

@@ -161,6 +161,23 @@ const cases: Case[] = [
     ...ok('_http._tcp.headless6.demo.svc.cluster.local. 5 SRV 0 100 80 fd00-10-244--5.headless6.demo.svc.cluster.local.'),
     additional: ['fd00-10-244--5.headless6.demo.svc.cluster.local. 5 AAAA fd00:10:244::5'],
   },
+  // The question's spelling of the zone in names built in it (targets and their glue), the
+  // cluster's own for the rest, as CoreDNS answers; asked after the lower-case rows above.
+  {
+    name: '_PoStGrEs._TcP.DB.Demo.svc.cLuStEr.LoCaL',
+    type: 'SRV',
+    ...ok(
+      '_PoStGrEs._TcP.DB.Demo.svc.cLuStEr.LoCaL. 5 SRV 0 50 5432 db-0.db.demo.svc.cLuStEr.LoCaL.',
+      '_PoStGrEs._TcP.DB.Demo.svc.cLuStEr.LoCaL. 5 SRV 0 50 5432 db-1.db.demo.svc.cLuStEr.LoCaL.',
+    ),
+    additional: ['db-0.db.demo.svc.cLuStEr.LoCaL. 5 A 10.244.2.10', 'db-1.db.demo.svc.cLuStEr.LoCaL. 5 A 10.244.2.11'],
+  },
+  {
+    name: '_HTTP._tcp.WEB.demo.svc.CLUSTER.LOCAL',
+    type: 'SRV',
+    ...ok('_HTTP._tcp.WEB.demo.svc.CLUSTER.LOCAL. 5 SRV 0 100 80 web.demo.svc.CLUSTER.LOCAL.'),
+    additional: ['web.demo.svc.CLUSTER.LOCAL. 5 A 10.96.1.10'],
+  },
   { name: 'noports.demo.svc.cluster.local', type: 'SRV', ...nodata() },
   { name: '_x._tcp.noports.demo.svc.cluster.local', type: 'SRV', ...nx() },
   { name: 'ext.demo.svc.cluster.local', type: 'SRV', ...nodata() },
@@ -177,6 +194,11 @@ const cases: Case[] = [
     ...ok('ext-internal.demo.svc.cluster.local. 5 CNAME web.demo.svc.cluster.local.', 'web.demo.svc.cluster.local. 5 A 10.96.1.10'),
   },
   { name: 'ext-internal.demo.svc.cluster.local', type: 'AAAA', ...nodata() },
+  {
+    name: 'EXT-INTERNAL.Demo.SVC.Cluster.Local',
+    type: 'A',
+    ...ok('EXT-INTERNAL.Demo.SVC.Cluster.Local. 5 CNAME web.demo.svc.cluster.local.', 'web.demo.svc.cluster.local. 5 A 10.96.1.10'),
+  },
   { name: 'ext-ip.demo.svc.cluster.local', type: 'A', ...nx() },
   { name: 'ext-loop.demo.svc.cluster.local', type: 'A', ...nodata() },
   { name: 'sub.ext.demo.svc.cluster.local', type: 'A', ...nx() },
@@ -215,6 +237,8 @@ const cases: Case[] = [
   { name: 'cluster.local', type: 'A', ...nodata() },
   { name: 'cluster.local', type: 'SOA', ...ok(soa(CL)) },
   { name: 'cluster.local', type: 'NS', ...ok('cluster.local. 5 NS ns.dns.cluster.local.'), additional: ['ns.dns.cluster.local. 5 A 127.0.0.1'] },
+  { name: 'Cluster.LOCAL', type: 'SOA', ...ok(soa('Cluster.LOCAL.')) },
+  { name: 'Cluster.LOCAL', type: 'NS', ...ok('Cluster.LOCAL. 5 NS ns.dns.Cluster.LOCAL.'), additional: ['ns.dns.Cluster.LOCAL. 5 A 127.0.0.1'] },
   { name: 'ns.dns.cluster.local', type: 'A', ...ok('ns.dns.cluster.local. 5 A 127.0.0.1') },
   { name: 'cluster.local', type: 'TXT', ...nx() },
   { name: 'svc.cluster.local', type: 'A', ...nodata() },

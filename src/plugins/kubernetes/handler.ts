@@ -2,6 +2,14 @@
 // store (./resolve.ts) and encoded once into reply bytes; later queries copy those bytes, put
 // the client's ID and spelling of the question in, and go. When the store says a service or IP
 // changed, only the answers that depended on it are dropped.
+//
+// Spelling: answers are spelled as CoreDNS spells them (see resolve.ts), so they depend on how
+// the client wrote the question. The kept bytes are made for the question in upper case, with
+// compression that never joins names of different case: the only pointers into the question are
+// then those from names spelled like it (owners, and the zone in names built in it), since what
+// comes from the cluster is lower-case. A client's question copied over it gives every such name
+// the client's spelling and leaves the rest alone; SRV targets, written out in full, get the
+// client's zone copied in (templates.ts).
 
 import { encodeMessage } from '../../dns/codec.js';
 import { DnsClass, RCode, RRType, type Message, type SOAData } from '../../dns/types.js';
@@ -11,8 +19,8 @@ import { Reply, errorReply, responseFor, type TtlRange } from '../../server/repl
 import type { DnsRequest } from '../../server/request.js';
 import type { StoreDelta } from '../../cluster/store.js';
 import type { KubernetesConfig } from './config.js';
-import { NONE, Templates } from './templates.js';
-import { Resolver, upstreamKey, type Deps, type Resolution, type UpstreamAnswer } from './resolve.js';
+import { NONE, Templates, zoneSpansOf } from './templates.js';
+import { Resolver, upstreamKey, type Deps, type Resolution, type Spelling, type UpstreamAnswer } from './resolve.js';
 import type { SourceHandle } from './sources.js';
 
 /** Past this many cached names the cache starts over (a flood of random names must not grow it forever). */
@@ -103,7 +111,7 @@ export class KubernetesPlugin implements Plugin {
   }
 
   private answer(req: DnsRequest, next: Next, name: string, zone: string): MaybePromise<Reply | undefined> {
-    const res = this.resolver.resolve(name, req.qtype, zone);
+    const res = this.resolver.resolve(name, req.qtype, zone, undefined, spellingOf(req.qname, zone));
     if (res.needs.length > 0) return this.chase(req, next, name, zone, res);
     return this.finish(req, next, name, zone, res);
   }
@@ -123,7 +131,7 @@ export class KubernetesPlugin implements Plugin {
       }
       found.set(upstreamKey(need.name, need.qtype), answer);
     }
-    return this.finish(req, next, name, zone, this.resolver.resolve(name, req.qtype, zone, found));
+    return this.finish(req, next, name, zone, this.resolver.resolve(name, req.qtype, zone, found, spellingOf(req.qname, zone)));
   }
 
   private finish(req: DnsRequest, next: Next, name: string, zone: string, res: Resolution): MaybePromise<Reply | undefined> {
@@ -135,29 +143,42 @@ export class KubernetesPlugin implements Plugin {
       // Until the first sync we cannot know a name is missing.
       rcode = synced ? RCode.NXDOMAIN : RCode.SERVFAIL;
     }
+    if (synced && res.deps !== undefined && !name.includes('\\')) {
+      const slot = this.remember(req, name, zone, res.deps, rcode);
+      if (slot !== NONE) return this.templates.reply(slot, req);
+    }
+    // Not kept: encoded for this client, every name in its own spelling.
+    const msg = this.message(req, res, rcode, spellingOf(req.qname, zone));
+    return Reply.fromWire(encodeMessage(msg, { exactCase: true }), rcode);
+  }
+
+  /** The reply to `req` carrying `res`; its SOA spelled as `spelling` says. */
+  private message(req: DnsRequest, res: Resolution, rcode: number, spelling: Spelling): Message {
     const positive = !res.nameError && res.answers.length > 0;
-    const msg: Message = {
+    return {
       ...responseFor(req, rcode, true),
       tc: res.truncated,
       answers: positive ? res.answers : [],
-      authority: positive ? [] : [this.resolver.soa(zone)],
+      authority: positive ? [] : [this.resolver.soa(spelling.zone)],
       additional: positive ? res.additional : [],
     };
-    if (synced && res.deps !== undefined && !name.includes('\\')) {
-      const slot = this.remember(req, name, res.deps, msg);
-      if (slot !== NONE) return this.templates.reply(slot, req);
-    }
-    return Reply.of(msg);
   }
 
-  /** Encodes the reply with the lower-case question and keeps it; its slot, or NONE if it cannot be kept. */
-  private remember(req: DnsRequest, name: string, deps: Deps, msg: Message): number {
-    if (msg.rcode === RCode.NXDOMAIN && this.templates.nameErrors >= MAX_KEPT_NAME_ERRORS) return NONE;
-    const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name, type: req.qtype, class: DnsClass.IN }] });
+  /**
+   * Resolves and encodes the answer for the question in upper case (see the top of this file)
+   * and keeps it; its slot, or NONE if it cannot be kept.
+   */
+  private remember(req: DnsRequest, name: string, zone: string, deps: Deps, rcode: number): number {
+    if (rcode === RCode.NXDOMAIN && this.templates.nameErrors >= MAX_KEPT_NAME_ERRORS) return NONE;
+    const upper = spellingOf(upperCase(name), zone);
+    const res = this.resolver.resolve(name, req.qtype, zone, undefined, upper);
+    const msg = this.message(req, res, rcode, upper);
+    const wire = encodeMessage({ ...msg, id: 0, rd: false, cd: false, questions: [{ name: upper.qname, type: req.qtype, class: DnsClass.IN }] }, { exactCase: true });
     const qEnd = req.query.questionEnd;
     if (wire.readUInt16BE(4) !== 1 || !sameQuestion(req.raw, wire, qEnd)) return NONE;
     if (this.templates.names >= MAX_CACHED_NAMES) this.forgetAll();
-    const slot = this.templates.add(name, req.qtype, wire, msg.rcode, qEnd, ttlRangeOf(msg));
+    const zoneLength = zone === '.' ? 0 : zone.length;
+    const slot = this.templates.add(name, req.qtype, wire, msg.rcode, qEnd, ttlRangeOf(msg), zoneSpansOf(wire, qEnd, zoneLength));
     if (slot === NONE) return NONE;
     link(this.byService, deps.services, name);
     link(this.byIP, deps.ips, name);
@@ -235,14 +256,24 @@ function matchZone(zones: ReadonlyArray<[string, string]>, name: string): string
   return undefined;
 }
 
-/** Whether the query's question bytes are the template's, but for letter case. */
+/** Whether the query's question bytes are the template's (upper case), but for letter case. */
 function sameQuestion(raw: Buffer, wire: Buffer, qEnd: number): boolean {
   if (wire.length < qEnd) return false;
   const nameEnd = qEnd - 4; // type and class follow the name and are compared as they are
   for (let i = 12; i < qEnd; i++) {
     let c = raw[i] as number;
-    if (i < nameEnd && c >= 65 && c <= 90) c += 32;
+    if (i < nameEnd && c >= 97 && c <= 122) c -= 32;
     if (c !== wire[i]) return false;
   }
   return true;
+}
+
+/** How `qname` spells itself and `zone` (its suffix of the zone's length; zone names are ASCII, as is qname). */
+function spellingOf(qname: string, zone: string): Spelling {
+  return { qname, zone: zone === '.' ? '.' : qname.slice(qname.length - zone.length) };
+}
+
+/** ASCII letters to upper case, nothing else (a name's length must not change). */
+function upperCase(name: string): string {
+  return name.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
 }

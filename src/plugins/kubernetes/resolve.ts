@@ -1,7 +1,11 @@
 // What the kubernetes plugin answers, as a pure function of the cluster store and the config:
 // the Kubernetes DNS-Based Service Discovery spec 1.1.0, and CoreDNS's kubernetes plugin where
 // the spec is silent (which names are NXDOMAIN and which NODATA, SRV weights, PTR targets,
-// ExternalName chasing). Names here are lower-case; the handler restores the client's case.
+// ExternalName chasing). Lookups use the lower-case name and zone; the answer is spelled as
+// CoreDNS spells it: owned by the question as the client wrote it, with the client's spelling of
+// the zone in every name built in the zone (SRV targets and their glue, NS, SOA), while names
+// that come from the cluster (Service, namespace, endpoint labels, ExternalName targets) and PTR
+// targets (in the first forward zone, as configured) keep their own.
 //
 // Every answer also reports what it depends on (service keys, IPs), so the handler can keep
 // it as pre-encoded bytes until one of those changes.
@@ -46,6 +50,14 @@ export interface UpstreamAnswer {
 /** Answers fetched from the rest of the chain for out-of-zone CNAME targets; null = lookup failed. */
 export type UpstreamAnswers = ReadonlyMap<string, UpstreamAnswer | null>;
 
+/** How the question spells its name and the zone it is in (same text as the lookup's, but for case). */
+export interface Spelling {
+  /** The question's name as the client wrote it: the owner of the answer's records. */
+  qname: string;
+  /** The client's spelling of the zone: the zone part of every name built in the zone. */
+  zone: string;
+}
+
 export function upstreamKey(name: string, qtype: number): string {
   return `${qtype} ${lowerName(name)}`;
 }
@@ -88,6 +100,11 @@ interface ParsedName {
 }
 
 const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', cluster: '', port: '', protocol: '' };
+
+/** `prefix` (labels, no trailing dot) in `zone` ("." included). */
+function inZone(prefix: string, zone: string): string {
+  return zone === '.' ? `${prefix}.` : `${prefix}.${zone}`;
+}
 
 /** The part of `name` left of `zone` ("a.b.zone." → "a.b"); "" for the apex. */
 function trimZone(name: string, zone: string): string {
@@ -182,6 +199,11 @@ class Context {
   needs: Array<{ name: string; qtype: number }> = [];
   truncated = false;
 
+  constructor(
+    /** The zone as names built in it spell it (the question's spelling). */
+    readonly zoneName: string,
+  ) {}
+
   uncacheable(): void {
     this.deps = undefined;
   }
@@ -200,8 +222,13 @@ export class Resolver {
     this.multiclusterZones = new Set(cfg.multiclusterZones ?? []);
   }
 
-  resolve(name: string, qtype: number, zone: string, upstream?: UpstreamAnswers): Resolution {
-    const ctx = new Context();
+  /**
+   * The answer for `name` (lower-case) in `zone` (lower-case, the longest of ours it is in),
+   * spelled as `spelling` says (default: as `name` and `zone`).
+   */
+  resolve(name: string, qtype: number, zone: string, upstream?: UpstreamAnswers, spelling?: Spelling): Resolution {
+    const ctx = new Context(spelling?.zone ?? zone);
+    const owner = spelling?.qname ?? name;
     let answers: ResourceRecord[] = [];
     let additional: ResourceRecord[] = [];
     let error: NameError | undefined;
@@ -209,13 +236,13 @@ export class Resolver {
     switch (qtype) {
       case RRType.A:
       case RRType.AAAA: {
-        const r = this.address(ctx, name, qtype, zone, [], upstream);
+        const r = this.address(ctx, name, owner, qtype, zone, [], upstream);
         answers = r.records;
         error = r.error;
         break;
       }
       case RRType.TXT: {
-        const r = this.txt(ctx, name, zone);
+        const r = this.txt(ctx, name, owner, zone);
         answers = r.records;
         error = r.error;
         break;
@@ -224,24 +251,24 @@ export class Resolver {
         const l = this.services(ctx, name, qtype, zone);
         error = l.error;
         const first = l.entries[0];
-        if (!error && first && first.isName) answers = [rr.cname(name, this.cfg.ttl, first.host)];
+        if (!error && first && first.isName) answers = [rr.cname(owner, this.cfg.ttl, first.host)];
         break;
       }
       case RRType.PTR: {
-        const r = this.ptr(ctx, name, zone);
+        const r = this.ptr(ctx, name, owner, zone);
         answers = r.records;
         error = r.error;
         break;
       }
       case RRType.SRV: {
-        const r = this.srv(ctx, name, zone);
+        const r = this.srv(ctx, name, owner, zone);
         answers = r.records;
         additional = r.extra;
         error = r.error;
         break;
       }
       case RRType.SOA:
-        if (name === zone) answers = [this.soa(zone)];
+        if (name === zone) answers = [this.soa(ctx.zoneName)];
         break;
       case RRType.AXFR:
       case RRType.IXFR:
@@ -249,23 +276,23 @@ export class Resolver {
         break;
       case RRType.NS:
         if (name === zone) {
-          const r = this.ns(ctx, name, zone);
+          const r = this.ns(ctx, owner);
           answers = r.records;
           additional = r.extra;
           break;
         }
-        error = this.address(ctx, name, RRType.A, zone, [], upstream).error;
+        error = this.address(ctx, name, owner, RRType.A, zone, [], upstream).error;
         break;
       default:
         // MX and everything else: nothing of these types exists, but the name may (NODATA) or
         // not (NXDOMAIN); CoreDNS decides with an A lookup and so do we.
-        error = this.address(ctx, name, RRType.A, zone, [], upstream).error;
+        error = this.address(ctx, name, owner, RRType.A, zone, [], upstream).error;
     }
     if (error) answers = additional = [];
     return { nameError: error !== undefined, refused, answers, additional, truncated: ctx.truncated, deps: ctx.needs.length > 0 ? undefined : ctx.deps, needs: ctx.needs };
   }
 
-  /** The SOA that goes with every negative answer and an apex SOA query. */
+  /** The SOA that goes with every negative answer and an apex SOA query (`zone` as the question spells it). */
   soa(zone: string): ResourceRecord {
     const ttl = this.cfg.ttl;
     return rr.soa(zone, Math.min(ttl, 300), {
@@ -281,33 +308,37 @@ export class Resolver {
 
   // ---- record builders (CoreDNS's plugin.A, SRV, TXT, PTR, NS) ----
 
-  private address(ctx: Context, name: string, qtype: number, zone: string, previous: ResourceRecord[], upstream?: UpstreamAnswers): { records: ResourceRecord[]; error?: NameError } {
+  /** A/AAAA of `name`, owned by `owner` (its spelling). */
+  private address(ctx: Context, name: string, owner: string, qtype: number, zone: string, previous: ResourceRecord[], upstream?: UpstreamAnswers): { records: ResourceRecord[]; error?: NameError } {
     const l = this.services(ctx, name, qtype, zone);
     if (l.error) return { records: [], error: l.error };
     const records: ResourceRecord[] = [];
     const seen = new Set<string>();
     for (const e of l.entries) {
       if (e.isName) {
-        this.chase(ctx, name, qtype, zone, e.host, previous, records, upstream);
+        this.chase(ctx, name, owner, qtype, zone, e.host, previous, records, upstream);
         continue;
       }
       if (hostType(e.host) !== qtype || seen.has(e.host)) continue;
       seen.add(e.host);
-      records.push(qtype === RRType.A ? rr.a(name, this.cfg.ttl, e.host) : rr.aaaa(name, this.cfg.ttl, e.host));
+      records.push(qtype === RRType.A ? rr.a(owner, this.cfg.ttl, e.host) : rr.aaaa(owner, this.cfg.ttl, e.host));
     }
     return { records };
   }
 
-  /** An ExternalName: CNAME, then the target's addresses (from us when in zone, else from upstream). */
-  private chase(ctx: Context, name: string, qtype: number, zone: string, host: string, previous: ResourceRecord[], records: ResourceRecord[], upstream?: UpstreamAnswers): void {
+  /**
+   * An ExternalName: CNAME, then the target's addresses (from us when in zone, else from
+   * upstream). The target's records are owned by the target as the Service spells it.
+   */
+  private chase(ctx: Context, name: string, owner: string, qtype: number, zone: string, host: string, previous: ResourceRecord[], records: ResourceRecord[], upstream?: UpstreamAnswers): void {
     const target = fqdn(host);
     const targetLower = lowerName(target);
     if (isSubdomain(targetLower, name)) return; // x CNAME x (or below x) is a loop
     if (previous.length > MAX_CNAME_CHAIN) return;
     if (previous.some((p) => p.type === RRType.CNAME && lowerName((p.data as { target: string }).target) === targetLower)) return;
-    const link = rr.cname(name, this.cfg.ttl, target);
+    const link = rr.cname(owner, this.cfg.ttl, target);
     if (isSubdomain(targetLower, zone)) {
-      const next = this.address(ctx, targetLower, qtype, zone, [...previous, link], upstream);
+      const next = this.address(ctx, targetLower, target, qtype, zone, [...previous, link], upstream);
       if (!next.error && next.records.length > 0) records.push(link, ...next.records);
       return;
     }
@@ -323,16 +354,16 @@ export class Resolver {
     records.push(link, ...found.answers);
   }
 
-  private txt(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
+  private txt(ctx: Context, name: string, owner: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
     if (trimZone(name, zone) === 'dns-version') {
-      return { records: [rr.txt(name, DNS_VERSION_TTL, [DNS_SCHEMA_VERSION])] };
+      return { records: [rr.txt(owner, DNS_VERSION_TTL, [DNS_SCHEMA_VERSION])] };
     }
     // No TXT data exists: NODATA where the name has records of another kind, else NXDOMAIN.
     const l = this.records(ctx, name, zone);
     return l.entries.length > 0 ? { records: [] } : { records: [], error: 'noItems' };
   }
 
-  private srv(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[]; error?: NameError } {
+  private srv(ctx: Context, name: string, owner: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[]; error?: NameError } {
     const l = this.services(ctx, name, RRType.SRV, zone);
     if (l.error) return { records: [], extra: [], error: l.error };
     const entries = l.entries;
@@ -348,7 +379,7 @@ export class Resolver {
       const srvKey = `${e.target} ${e.port}`;
       if (!seenSrv.has(srvKey)) {
         seenSrv.add(srvKey);
-        records.push(rr.srv(name, this.cfg.ttl, 0, weight, e.port, e.target));
+        records.push(rr.srv(owner, this.cfg.ttl, 0, weight, e.port, e.target));
       }
       const glueKey = `${e.target} ${e.host}`;
       if (!seenGlue.has(glueKey)) {
@@ -359,7 +390,7 @@ export class Resolver {
     return { records, extra };
   }
 
-  private ptr(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
+  private ptr(ctx: Context, name: string, owner: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
     const ip = reverseNameToIP(name);
     if (ip === undefined) {
       // Not an address: the name's existence decides NODATA or NXDOMAIN.
@@ -369,7 +400,7 @@ export class Resolver {
     ctx.deps?.ips.push(ip);
     const targets = this.reverse(ip);
     if (targets.length === 0) return { records: [], error: 'noItems' };
-    return { records: targets.map((t) => rr.ptr(name, this.cfg.ttl, t)) };
+    return { records: targets.map((t) => rr.ptr(owner, this.cfg.ttl, t)) };
   }
 
   /** PTR targets for an IP: the service whose ClusterIP it is, else every endpoint with it. */
@@ -396,24 +427,26 @@ export class Resolver {
     return out;
   }
 
-  private ns(ctx: Context, name: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[] } {
+  /** NS of the apex, owned by `owner`; the name servers' names in the question's spelling of the zone. */
+  private ns(ctx: Context, owner: string): { records: ResourceRecord[]; extra: ResourceRecord[] } {
     ctx.uncacheable(); // depends on whichever service fronts our own addresses
     const records: ResourceRecord[] = [];
     const extra: ResourceRecord[] = [];
     const seen = new Set<string>();
-    for (const e of this.nsAddresses(zone)) {
+    for (const e of this.nsAddresses(ctx.zoneName)) {
       const t = hostType(e.host);
       extra.push(t === RRType.A ? rr.a(e.target, this.cfg.ttl, e.host) : rr.aaaa(e.target, this.cfg.ttl, e.host));
       if (seen.has(e.target)) continue;
       seen.add(e.target);
-      records.push(rr.ns(name, this.cfg.ttl, e.target));
+      records.push(rr.ns(owner, this.cfg.ttl, e.target));
     }
     return { records, extra };
   }
 
   /**
    * The name servers of the zone: the services whose endpoints are this server's own addresses
-   * (the kube-dns Service in a cluster), else `ns.dns.<zone>` at those addresses.
+   * (the kube-dns Service in a cluster), else `ns.dns.<zone>` at those addresses. `zone` as
+   * the names are to spell it.
    */
   private nsAddresses(zone: string): Entry[] {
     const out: Entry[] = [];
@@ -424,7 +457,7 @@ export class Resolver {
         found = true;
         const svc = this.store.service(g.serviceKey);
         if (!svc) continue;
-        const svcName = `${svc.name}.${svc.namespace}.svc.${zone}`;
+        const svcName = inZone(`${svc.name}.${svc.namespace}.svc`, zone);
         if (svc.kind === 'Headless') {
           for (const a of g.addresses) {
             if (this.published(a, svc)) out.push({ host: a.ip, port: -1, target: `${endpointHostname(a, this.cfg.endpointPodNames)}.${svcName}`, isName: false });
@@ -434,7 +467,7 @@ export class Resolver {
         }
       }
     }
-    if (!found) for (const ip of local) out.push({ host: ip, port: -1, target: `ns.dns.${zone === '.' ? '' : zone}`, isName: false });
+    if (!found) for (const ip of local) out.push({ host: ip, port: -1, target: inZone('ns.dns', zone), isName: false });
     return out;
   }
 
@@ -444,7 +477,7 @@ export class Resolver {
   private services(ctx: Context, name: string, qtype: number, zone: string): Lookup {
     if (name === `ns.dns.${zone}`) {
       ctx.uncacheable();
-      return { entries: this.nsAddresses(zone).filter((e) => hostType(e.host) === qtype).map((e) => ({ ...e, target: name })) };
+      return { entries: this.nsAddresses(ctx.zoneName).filter((e) => hostType(e.host) === qtype).map((e) => ({ ...e, target: name })) };
     }
     const l = this.records(ctx, name, zone);
     // ExternalName services have no SRV records.
@@ -460,7 +493,7 @@ export class Resolver {
     if (isReverseName(name)) return { entries: [], error: 'noItems' };
     if (!this.namespaceExposed(r.namespace)) return { entries: [], error: 'nsNotExposed' };
     if (r.podOrSvc === 'pod') return this.findPods(ctx, r);
-    return multicluster ? this.findImports(ctx, r, zone) : this.findServices(ctx, r, zone);
+    return multicluster ? this.findImports(ctx, r) : this.findServices(ctx, r);
   }
 
   /** Listed in `namespaces` (when given) and existing (matching `namespace_labels`, when given). */
@@ -483,7 +516,7 @@ export class Resolver {
     return this.cfg.noEndpoints ? [] : this.store.endpointGroups(svc.key);
   }
 
-  private findServices(ctx: Context, r: ParsedName, zone: string): Lookup {
+  private findServices(ctx: Context, r: ParsedName): Lookup {
     if (r.service === '') return { entries: [] };
     const key = `${r.service}.${r.namespace}`;
     const svc = this.store.service(key);
@@ -491,7 +524,7 @@ export class Resolver {
     // and the concatenation it was built from (~80 bytes each, 4,000 of them after the auth bench).
     ctx.deps?.services.push(svc?.key ?? flat(key));
     if (!svc || !matchesLabels(this.cfg.labels, svc.labels)) return { entries: [], error: 'noItems' };
-    const svcName = `${svc.name}.${svc.namespace}.svc.${zone}`;
+    const svcName = inZone(`${svc.name}.${svc.namespace}.svc`, ctx.zoneName);
 
     if (this.cfg.ignoreEmptyService && svc.kind === 'ClusterIP' && !this.hasReadyEndpoint(svc)) {
       return { entries: [], error: 'noItems' };
@@ -533,13 +566,13 @@ export class Resolver {
    * clusterset IPs, or for a headless import the endpoints of every cluster, each named
    * `<hostname>.<cluster>.<service>.<namespace>.svc.<zone>`.
    */
-  private findImports(ctx: Context, r: ParsedName, zone: string): Lookup {
+  private findImports(ctx: Context, r: ParsedName): Lookup {
     if (r.service === '') return { entries: [] };
     const key = `${r.service}.${r.namespace}`;
     const si = this.store.serviceImport(key);
     ctx.deps?.services.push(si?.key ?? flat(key));
     if (!si) return { entries: [], error: 'noItems' };
-    const svcName = `${si.name}.${si.namespace}.svc.${zone}`;
+    const svcName = inZone(`${si.name}.${si.namespace}.svc`, ctx.zoneName);
     const groups = this.cfg.noEndpoints ? [] : this.store.importEndpointGroups(si.key).filter((g) => this.groupVisible(g));
     if (this.cfg.ignoreEmptyService && !si.headless && !groups.some((g) => g.addresses.some((a) => a.ready))) return { entries: [], error: 'noItems' };
     const entries: Entry[] = [];

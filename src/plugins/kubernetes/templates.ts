@@ -6,11 +6,16 @@
 // Buffers were ~4 MiB of heap for ~3 MiB of answer bytes, a third of which were questions (not
 // kept now: every query brings its own). A slot is 18 bytes of columns; the answers of one name
 // are chained through `next` (most names are asked for one or two types).
+//
+// The client's spelling reaches every name that CoreDNS spells as the question does: owners and
+// names in the zone point (compression) into the question, which is the client's own bytes. The
+// one exception is an SRV target, written out in full (RFC 2782): its zone part is copied from
+// the client's question at the offsets kept for it (`zoneSpans`).
 import type { DnsRequest } from '../../server/request.js';
 import { Reply, type TtlRange } from '../../server/reply.js';
 import { Arena } from '../../server/arena.js';
-import { HEADER_SIZE as HEADER } from '../../dns/wire.js';
-import { RCode } from '../../dns/types.js';
+import { HEADER_SIZE as HEADER, readU16, skipName } from '../../dns/wire.js';
+import { RCode, RRType } from '../../dns/types.js';
 
 /** No slot: the end of a chain, or an empty free list. */
 export const NONE = -1;
@@ -42,6 +47,10 @@ export class Templates {
   /** Index into `ranges`: nearly every answer has the plugin's one TTL. */
   private ttlRange = new Uint16Array(0);
   private next = new Int32Array(0);
+  /** 1 where the answer has SRV targets whose zone is copied from the question (see `spans`). */
+  private respelled = new Uint8Array(0);
+  /** Slot → [zone length, offset…] of the zone in each SRV target (few slots have any). */
+  private readonly spans = new Map<number, Uint16Array>();
   /** Slots below this have been used; freed ones are chained from `free` through `next`. */
   private top = 0;
   private free = NONE;
@@ -69,9 +78,10 @@ export class Templates {
   /**
    * Keeps `wire`, the reply for (name, type), but for its question: every query brings its own,
    * and the reply carries the client's spelling anyway (a third of a typical answer's bytes).
+   * `zoneSpans` (from zoneSpansOf) says where the zone is to be respelled per query.
    * Returns the slot, or NONE when the name already has MAX_TYPES_PER_NAME answers.
    */
-  add(name: string, qtype: number, wire: Uint8Array, rcode: number, questionEnd: number, ttls: TtlRange): number {
+  add(name: string, qtype: number, wire: Uint8Array, rcode: number, questionEnd: number, ttls: TtlRange, zoneSpans?: Uint16Array): number {
     const head = this.heads.get(name) ?? NONE;
     let types = 0;
     for (let s = head; s !== NONE; s = this.next[s] as number) types++;
@@ -87,6 +97,12 @@ export class Templates {
     this.questionEnd[slot] = questionEnd;
     this.ttlRange[slot] = this.rangeId(ttls);
     this.next[slot] = head;
+    if (zoneSpans !== undefined && zoneSpans.length > 1) {
+      this.respelled[slot] = 1;
+      this.spans.set(slot, zoneSpans);
+    } else {
+      this.respelled[slot] = 0;
+    }
     this.heads.set(name, slot);
     return slot;
   }
@@ -100,6 +116,10 @@ export class Templates {
       const after = this.next[slot] as number;
       this.arena.release(this.length[slot] as number);
       if (this.rcode[slot] === RCode.NXDOMAIN) this.nameErrorCount--;
+      if (this.respelled[slot] === 1) {
+        this.respelled[slot] = 0;
+        this.spans.delete(slot);
+      }
       this.next[slot] = this.free;
       this.free = slot;
       slot = after;
@@ -108,6 +128,7 @@ export class Templates {
 
   clear(): void {
     this.heads.clear();
+    this.spans.clear();
     this.arena.reset();
     this.resize(0);
     this.top = 0;
@@ -147,6 +168,7 @@ export class Templates {
     } else {
       chunk.copy(out, qEnd, from + HEADER, from + n);
     }
+    if (this.respelled[slot] === 1) respell(out, this.spans.get(slot) as Uint16Array, qEnd);
     out.writeUInt16BE((req.query.flags & FROM_QUERY) | QR_AA | (out.readUInt16BE(2) & 0x020f), 2);
     const reply = Reply.fromWire(out, this.rcode[slot] as number);
     reply.kept = this.ranges[this.ttlRange[slot] as number];
@@ -175,7 +197,7 @@ export class Templates {
   }
 
   private resize(capacity: number): void {
-    const grow = <T extends Uint16Array | Uint32Array | Int32Array>(old: T, make: (n: number) => T): T => {
+    const grow = <T extends Uint8Array | Uint16Array | Uint32Array | Int32Array>(old: T, make: (n: number) => T): T => {
       const out = make(capacity);
       out.set(old.subarray(0, Math.min(old.length, capacity)));
       return out;
@@ -187,6 +209,47 @@ export class Templates {
     this.questionEnd = grow(this.questionEnd, (n) => new Uint16Array(n));
     this.ttlRange = grow(this.ttlRange, (n) => new Uint16Array(n));
     this.next = grow(this.next, (n) => new Int32Array(n));
+    this.respelled = grow(this.respelled, (n) => new Uint8Array(n));
     this.capacity = capacity;
+  }
+}
+
+/**
+ * Where the zone sits in the SRV targets of `wire` (a reply whose question ends at
+ * `questionEnd` and spells the zone as its last `zoneLength` octets before the root): [zoneLength,
+ * offset…], offsets of targets whose zone part has the question's octets exactly. Other names
+ * need nothing: they are compressed into the question. Undefined when there is nothing to respell.
+ */
+export function zoneSpansOf(wire: Uint8Array, questionEnd: number, zoneLength: number): Uint16Array | undefined {
+  if (zoneLength === 0) return undefined;
+  const zoneAt = questionEnd - 5 - zoneLength;
+  const offsets: number[] = [];
+  const records = readU16(wire, 6) + readU16(wire, 8) + readU16(wire, 10);
+  let p = questionEnd;
+  for (let i = 0; i < records; i++) {
+    p = skipName(wire, p);
+    if (p < 0 || p + 10 > wire.length) return undefined;
+    const type = readU16(wire, p);
+    const rdata = p + 10;
+    p = rdata + readU16(wire, p + 8);
+    if (type !== RRType.SRV) continue;
+    // The target (after priority, weight, port), label by label to the one where the zone would start.
+    let at = rdata + 6;
+    while (at < p && wire[at] !== 0 && p - 1 - at > zoneLength) at += (wire[at] as number) + 1;
+    if (p - 1 - at !== zoneLength || wire[p - 1] !== 0) continue;
+    let same = true;
+    for (let k = 0; k < zoneLength && same; k++) same = wire[at + k] === wire[zoneAt + k];
+    if (same) offsets.push(at);
+  }
+  return offsets.length > 0 ? Uint16Array.from([zoneLength, ...offsets]) : undefined;
+}
+
+/** Copies the zone of the client's question (in `out`, ending at `questionEnd`) to each span. */
+function respell(out: Buffer, spans: Uint16Array, questionEnd: number): void {
+  const zoneLength = spans[0] as number;
+  const from = questionEnd - 5 - zoneLength;
+  for (let i = 1; i < spans.length; i++) {
+    const to = spans[i] as number;
+    for (let k = 0; k < zoneLength; k++) out[to + k] = out[from + k] as number;
   }
 }
