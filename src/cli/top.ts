@@ -2,6 +2,7 @@
 // table like `kubectl top`.
 
 import { Option, type Command } from 'commander';
+import { POLICY_ANNOTATION, WEBHOOK_NOTE } from '../poddns/annotations.js';
 import type { WorkloadRow, WorkloadsReport } from '../plugins/workloads/report.js';
 import { CliError, EXIT_OK, EXIT_USAGE } from './exit.js';
 import { processIO, runAction, type CliIO } from './resolvconf.js';
@@ -38,21 +39,27 @@ function workloadName(r: WorkloadRow): string {
   return r.workload.startsWith('_') ? r.workload : `${r.kind.toLowerCase()}/${r.workload}`;
 }
 
-/** The table for a report, sorted; `wide` adds the per-family amplification and the suggestion. */
+/**
+ * The table for a report, sorted; `wide` adds the per-family amplification, whether the workload
+ * already uses autopath, and the `kdns explain` command of the suggestion. A suggestion names
+ * the annotation to add, so a note under the table says what reads it.
+ */
 export function formatTop(report: WorkloadsReport, sort: SortKey, wide: boolean): string {
   const rows = [...report.workloads].sort(SORTERS[sort]);
   if (rows.length === 0) return `No DNS queries in the last ${report.windowSeconds}s.\n`;
-  const header = ['NAMESPACE', 'WORKLOAD', 'QPS', 'NXDOMAIN', 'AMPLIFICATION', ...(wide ? ['A', 'AAAA'] : []), 'SUGGESTION'];
+  const header = ['NAMESPACE', 'WORKLOAD', 'QPS', 'NXDOMAIN', 'AMPLIFICATION', ...(wide ? ['A', 'AAAA', 'AUTOPATH'] : []), 'SUGGESTION'];
   const body = rows.map((r) => [
     r.namespace === '' ? '-' : r.namespace,
     workloadName(r),
     fixed(r.qps, 1),
     `${Math.round(r.nxdomainShare * 100)}%`,
     fixed(r.amplification, 1),
-    ...(wide ? [fixed(r.amplificationA, 1), fixed(r.amplificationAAAA, 1)] : []),
+    // A report from an older kdns has no autopath field.
+    ...(wide ? [fixed(r.amplificationA, 1), fixed(r.amplificationAAAA, 1), r.autopath === true ? 'yes' : '-'] : []),
     wide ? r.suggestion : r.suggestion.replace(/ \(kdns explain .*\)$/, ''),
   ]);
-  return renderTable([header, ...body]);
+  const note = rows.some((r) => r.suggestion !== '') ? `\nA suggested ${POLICY_ANNOTATION} annotation is ${WEBHOOK_NOTE}.\n` : '';
+  return renderTable([header, ...body]) + note;
 }
 
 export function reportUrl(server: string): URL {

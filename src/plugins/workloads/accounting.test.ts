@@ -50,7 +50,8 @@ function walk(name: string, type: 'A' | 'AAAA', search: readonly string[], found
 describe('search-list expansion: lookups, expansions and queries per lookup', () => {
   const search = podSearchList('shop', ZONE, []);
   const withHost = podSearchList('shop', ZONE, ['corp.test.']);
-  const cases: Array<{ name: string; hostSearch?: string[]; queries: Q[]; lookups: [number, number]; queries_: [number, number]; expansions: number }> = [
+  // `autopath`: whether the workload is seen to use ClusterFirstWithAutopath (false when not given).
+  const cases: Array<{ name: string; hostSearch?: string[]; queries: Q[]; lookups: [number, number]; queries_: [number, number]; expansions: number; autopath?: boolean }> = [
     { name: 'external name, ClusterFirst ndots:5: 3 denials then the name', queries: walk('www.example.com', 'A', search, 3), lookups: [1, 0], queries_: [4, 0], expansions: 3 },
     {
       name: 'A and AAAA side by side (glibc): each family walks on its own',
@@ -77,13 +78,37 @@ describe('search-list expansion: lookups, expansions and queries per lookup', ()
       queries_: [8, 0],
       expansions: 6,
     },
-    { name: 'autopath: one query per lookup', queries: [['www.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR'], ['x.org.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR']], lookups: [2, 0], queries_: [2, 0], expansions: 0 },
+    {
+      name: 'autopath: one query per lookup',
+      queries: [['www.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR'], ['x.org.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR']],
+      lookups: [2, 0],
+      queries_: [2, 0],
+      expansions: 0,
+      autopath: true,
+    },
     {
       name: 'autopath, a name that exists nowhere: the name as given follows the denial',
       queries: [['nothing.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NXDOMAIN'], ['nothing.example.com.', 'A', 'NXDOMAIN']],
       lookups: [1, 0],
       queries_: [2, 0],
       expansions: 1,
+      autopath: true,
+    },
+    {
+      name: 'autopath, then a name asked as given: still autopath',
+      queries: [['www.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR'], ['a.b.c.d.e.example.com.', 'A', 'NOERROR']],
+      lookups: [2, 0],
+      queries_: [2, 0],
+      expansions: 0,
+      autopath: true,
+    },
+    {
+      name: 'autopath, then a ClusterFirst walk (rolled back): no longer autopath',
+      queries: [['www.example.com.search.shop.cluster.local.ap.k8s.io.', 'A', 'NOERROR'], ...walk('www.example.com', 'A', search, 3)],
+      lookups: [2, 0],
+      queries_: [5, 0],
+      expansions: 3,
+      autopath: false,
     },
     { name: 'other types count as queries, not lookups', queries: [['_http._tcp.api.shop.svc.cluster.local.', 'SRV', 'NOERROR']], lookups: [0, 0], queries_: [0, 0], expansions: 0 },
     {
@@ -104,6 +129,7 @@ describe('search-list expansion: lookups, expansions and queries per lookup', ()
       assert.deepEqual([...w.familyQueries], c.queries_);
       assert.equal(w.expansions, c.expansions);
       assert.equal(w.queries, c.queries.length);
+      assert.equal(w.autopath, c.autopath ?? false);
     });
   }
 });

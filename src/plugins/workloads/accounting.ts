@@ -60,6 +60,14 @@ export class WorkloadStats implements WorkloadId {
   lastSeenTick = 0;
   /** The last name whose lookup walked the search list (for the suggestion's `kdns explain`). */
   lastExpanded = '';
+  /**
+   * Of its lookups that used a search list, the last was an autopath name
+   * (`NAME.search.<ns>.<zone>.ap.k8s.io`): its pods run ClusterFirstWithAutopath, however they
+   * asked for it (annotation, namespace label, literal dnsPolicy) and whatever their spec says
+   * now (the webhook's `None` + dnsConfig sends the same names). Lookups of a name as given
+   * (an FQDN, enough dots) say nothing either way.
+   */
+  autopath = false;
   /** Samples of the cumulative counts at the last ticks (oldest first), for rates. */
   readonly samples: Sample[] = [];
 
@@ -127,14 +135,17 @@ export class SearchWalk {
     return false;
   }
 
-  /** Starts a new walk at `name`: a first search candidate (name below search[0]) or the name as given. */
-  start(name: string, search: readonly string[]): void {
+  /**
+   * Starts a new walk at `name`: a first search candidate (name below search[0]), an autopath
+   * name, or the name as given. Says which.
+   */
+  start(name: string, search: readonly string[]): 'search' | 'autopath' | 'as-is' {
     const first = search[0];
     if (first !== undefined && name.length > first.length + 1 && name.endsWith(first) && name.charCodeAt(name.length - first.length - 1) === 46) {
       this.base = name.slice(0, name.length - first.length - 1);
       this.next = 1;
       this.asIsPending = true;
-      return;
+      return 'search';
     }
     // A ClusterFirstWithAutopath pod's one search path: the server walks the list; after its
     // NXDOMAIN only the name as given can follow.
@@ -143,12 +154,13 @@ export class SearchWalk {
       this.base = name.slice(0, ap);
       this.next = search.length;
       this.asIsPending = true;
-      return;
+      return 'autopath';
     }
     // ndots reached (or no search list): the name as given first, then every search candidate.
     this.base = name.slice(0, -1);
     this.next = 0;
     this.asIsPending = false;
+    return 'as-is';
   }
 }
 
@@ -256,7 +268,8 @@ export class Accounting {
       return;
     }
     w.lookups[family] = (w.lookups[family] as number) + 1;
-    walk.start(name, client.search);
+    const started = walk.start(name, client.search);
+    if (started !== 'as-is') w.autopath = started === 'autopath';
   }
 
   private unknownClient(address: string, hostNetwork: boolean): ClientState {

@@ -1,12 +1,14 @@
 // The live page: one self-contained HTML document (no external assets, nothing to build) that
 // polls the JSON report and draws the table and a chart of QPS and amplification per workload.
 
+import { POLICY_ANNOTATION, WEBHOOK_NOTE } from '../../poddns/annotations.js';
 import { REPORT_POLL_MS } from './report.js';
 
 const STYLE = `
 body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; margin: 0 0 .3em; }
 #status { color: #666; margin-bottom: 1em; }
+#note { color: #666; font-size: .9em; }
 table { border-collapse: collapse; margin-top: 1em; }
 th, td { text-align: left; padding: .25em .8em; border-bottom: 1px solid #ddd; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -42,6 +44,7 @@ function drawTable(list) {
     tr.appendChild(el('td', { class: 'num qps' }, fixed(w.qps, 1)));
     tr.appendChild(el('td', { class: 'num nx' }, Math.round(w.nxdomainShare * 100) + '%'));
     tr.appendChild(el('td', { class: 'num amp' }, fixed(w.amplification, 1)));
+    tr.appendChild(el('td', { class: 'autopath' }, w.autopath ? 'yes' : '-'));
     tr.appendChild(el('td', { class: 'suggestion' }, w.suggestion));
     body.appendChild(tr);
   }
@@ -116,9 +119,10 @@ export const PAGE_HTML = `<!doctype html>
 </div>
 <div class="legend" id="legend"></div>
 <table>
-<thead><tr><th>Namespace</th><th>Workload</th><th>QPS</th><th>NXDOMAIN</th><th>Amplification</th><th>Suggestion</th></tr></thead>
+<thead><tr><th>Namespace</th><th>Workload</th><th>QPS</th><th>NXDOMAIN</th><th>Amplification</th><th>Autopath</th><th>Suggestion</th></tr></thead>
 <tbody id="rows"></tbody>
 </table>
+<p id="note">Autopath: the workload's lookups go through ClusterFirstWithAutopath, whichever way its pods asked for it. A suggested policy is asked for with the ${POLICY_ANNOTATION} annotation on the pod template, ${WEBHOOK_NOTE}.</p>
 <script>${SCRIPT}</script>
 </body>
 </html>

@@ -1,5 +1,7 @@
 // What `kdns top` and the page show: per workload rates over a recent window and a suggestion.
 
+import { policyAnnotationHint } from '../../poddns/annotations.js';
+import { POD_SPEC_PATHS } from '../../poddns/workload.js';
 import type { Accounting, Sample, WorkloadStats } from './accounting.js';
 
 export interface WindowCounts {
@@ -48,6 +50,12 @@ export interface WorkloadRow {
   amplification: number | null;
   amplificationA: number | null;
   amplificationAAAA: number | null;
+  /**
+   * Its pods look names up through autopath (ClusterFirstWithAutopath), as seen in their queries:
+   * whether asked by annotation, namespace label or the literal dnsPolicy, and also for pods the
+   * kdns webhook rewrote to `dnsPolicy: None` (dns.kdns.io/mutated-from).
+   */
+  autopath: boolean;
   suggestion: string;
 }
 
@@ -59,12 +67,26 @@ const WORTH_SUGGESTING = 1.5;
 
 const KIND_ABBREV: Readonly<Record<string, string>> = { Deployment: 'deploy', StatefulSet: 'sts', DaemonSet: 'ds', CronJob: 'cronjob', Job: 'job', Pod: 'pod', ReplicaSet: 'rs' };
 
-/** What to change, with the command that checks it; empty when the workload walks no search list. */
-export function suggestionFor(row: Pick<WorkloadRow, 'namespace' | 'kind' | 'workload' | 'amplification'>, name: string): string {
+/**
+ * Where a workload kind keeps its pods' metadata, the place for the policy annotation. Kinds
+ * kdns does not know (other controllers) are taken to have a pod template at `spec.template`.
+ */
+export function podMetadataPath(kind: string): string {
+  const spec = POD_SPEC_PATHS[kind] ?? ['spec', 'template', 'spec'];
+  return [...spec.slice(0, -1), 'metadata'].join('.');
+}
+
+/**
+ * What to change, with the command that checks it; empty when the workload walks no search list
+ * or already uses autopath. The change is the annotation (read by the kdns webhook), never the
+ * literal dnsPolicy, which a stock API server refuses.
+ */
+export function suggestionFor(row: Pick<WorkloadRow, 'namespace' | 'kind' | 'workload' | 'amplification' | 'autopath'>, name: string): string {
   const a = row.amplification;
-  if (a === null || a < WORTH_SUGGESTING || row.workload.startsWith('_')) return '';
+  if (a === null || a < WORTH_SUGGESTING || row.workload.startsWith('_') || row.autopath) return '';
   const file = `${KIND_ABBREV[row.kind] ?? row.kind.toLowerCase()}/${row.workload}.yaml`;
-  return `search list makes ${a.toFixed(1)} queries per lookup: try dnsPolicy ClusterFirstWithAutopath (kdns explain -f ${file} ${name === '' ? 'NAME' : name} --compare)`;
+  const change = policyAnnotationHint('ClusterFirstWithAutopath', podMetadataPath(row.kind));
+  return `search list makes ${a.toFixed(1)} queries per lookup: try ClusterFirstWithAutopath, ${change} (kdns explain -f ${file} ${name === '' ? 'NAME' : name} --compare)`;
 }
 
 export function rowOf(w: WorkloadStats, windowMs: number, now = Date.now()): WorkloadRow {
@@ -82,6 +104,7 @@ export function rowOf(w: WorkloadStats, windowMs: number, now = Date.now()): Wor
     amplification: amp ?? null,
     amplificationA: amplification(win.lookups[0], win.familyQueries[0]) ?? null,
     amplificationAAAA: amplification(win.lookups[1], win.familyQueries[1]) ?? null,
+    autopath: w.autopath,
     suggestion: '',
   };
   row.suggestion = suggestionFor(row, w.lastExpanded);
