@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
 import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
-import { pluginRank } from './order.js';
+import { changesQuestionBeforeAcl, pluginRank } from './order.js';
 import { removedDirective } from './obsolete.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
@@ -66,8 +66,30 @@ function stamp(reply: Reply | undefined, name: string): Reply | undefined {
   return reply;
 }
 
+/**
+ * A plugin that judges questions (acl). Plugins ahead of it may put another question in the
+ * client's place (rewrite, autopath: see changesQuestionBeforeAcl); it judges those where it
+ * stands, and the chain has it judge the client's own question before the first of them runs.
+ */
+interface QuestionJudge extends Plugin {
+  judgeAhead(req: DnsRequest, next: Handler): ReturnType<Next>;
+}
+
+function isQuestionJudge(p: Plugin): p is QuestionJudge {
+  return typeof (p as Partial<QuestionJudge>).judgeAhead === 'function';
+}
+
+/** The judge of the chain and the index of the plugin whose entry it guards, when there is one to guard. */
+function judgeAheadOf(plugins: readonly Plugin[]): { judge: QuestionJudge; at: number } | undefined {
+  const judgeAt = plugins.findIndex((p) => p.serve !== undefined && isQuestionJudge(p));
+  if (judgeAt < 0) return undefined;
+  const at = plugins.findIndex((p, i) => i < judgeAt && p.serve !== undefined && changesQuestionBeforeAcl(p.name));
+  return at < 0 ? undefined : { judge: plugins[judgeAt] as QuestionJudge, at };
+}
+
 /** Runs the chain: each plugin gets the next one's handler; the end of the chain answers nothing. */
 export function buildChain(plugins: Plugin[]): Handler {
+  const ahead = judgeAheadOf(plugins);
   let next: Handler = () => undefined;
   for (let i = plugins.length - 1; i >= 0; i--) {
     const p = plugins[i] as Plugin;
@@ -80,6 +102,15 @@ export function buildChain(plugins: Plugin[]): Handler {
       if (out instanceof Promise) return out.then((r) => stamp(r, name));
       return stamp(out, name);
     };
+    if (ahead?.at === i) {
+      const judge = ahead.judge;
+      const guarded = next;
+      next = (req) => {
+        const out = judge.judgeAhead(req, guarded);
+        if (out instanceof Promise) return out.then((r) => stamp(r, judge.name));
+        return stamp(out, judge.name);
+      };
+    }
   }
   return next;
 }

@@ -57,7 +57,9 @@ interface Walk {
 
 function verdictOf(reply: Reply | undefined): Verdict {
   // A reply with an error is kdns's own failure (no upstream answered), not the name's status.
-  if (!reply || reply.error) return 'failed';
+  // One acl drops (it refuses this client the candidate) says nothing of the name either, and
+  // must not become an answer: like a REFUSED, it is skipped.
+  if (!reply || reply.error || reply.dropped) return 'failed';
   if (reply.rcode === RCode.NOERROR) return 'positive';
   if (reply.rcode === RCode.NXDOMAIN) return 'negative';
   return 'failed';
