@@ -9,7 +9,7 @@ import { CorefileError, type Directive, type ServerBlock, type ServerKey } from 
 import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';
-import { removedDirective } from './obsolete.js';
+import { removedDirective, unavailableDirective } from './obsolete.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
 
@@ -54,7 +54,7 @@ async function loadSetup(d: Directive): Promise<SetupFn> {
   const folder = new URL(`${d.name}/`, pluginsDir);
   const candidates = ['setup.js', 'setup.ts'].map((f) => new URL(f, folder));
   const found = candidates.find((u) => existsSync(fileURLToPath(u)));
-  if (!found) throw CorefileError.at(d, `plugin "${d.name}" is not available in kdns`);
+  if (!found) throw CorefileError.at(d, unavailableDirective(d.name));
   const mod = (await import(found.href)) as { setup?: SetupFn };
   if (typeof mod.setup !== 'function') throw CorefileError.at(d, `plugin "${d.name}" has no setup`);
   return mod.setup;
