@@ -589,12 +589,23 @@ function statusOf(client: ClientModule, e: unknown): number | undefined {
   return e instanceof client.ApiException ? e.code : undefined;
 }
 
+/** A Status body's message ("secrets \"x\" is forbidden: …"), else the start of the body (a proxy's page). */
+function statusMessage(body: unknown): string {
+  let parsed = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return body.slice(0, 200);
+    }
+  }
+  const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(JSON.stringify(parsed)).slice(0, 200);
+}
+
 function describe(client: ClientModule, e: unknown): string {
-  if (!(e instanceof client.ApiException)) return (e as Error).message ?? String(e);
-  const body: unknown = e.body;
-  const parsed = typeof body === 'string' ? ((): unknown => { try { return JSON.parse(body); } catch { return body; } })() : body;
-  const message = typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string' ? (parsed as { message: string }).message : String(parsed).slice(0, 200);
-  return `HTTP ${e.code}: ${message}`;
+  if (e instanceof client.ApiException) return `HTTP ${e.code}: ${statusMessage(e.body)}`;
+  return e instanceof Error ? e.message : String(e);
 }
 
 type ConfigRead = { kind: 'present'; config: V1MutatingWebhookConfiguration } | { kind: 'missing' } | { kind: 'failed' };
