@@ -43,6 +43,7 @@ const SUBCOMMANDS: ReadonlyArray<readonly [string, () => Promise<{ register: Reg
   ['explain', () => import('./explain.js')],
   ['top', () => import('./top.js')],
   ['operator', () => import('./operator.js')],
+  ['webhook', () => import('./webhook.js')],
   ['node-resolver', () => import('./node-resolver.js')],
   ['coredns', () => import('./coredns.js')],
   ['node-cache', () => import('./node-cache.js')],
