@@ -15,6 +15,7 @@ import type { InputObject } from '../poddns/input.js';
 import { kdnsFormWarnings, stockDecodingError, validatePodObject } from '../poddns/validate.js';
 import type { APIServerKind } from '../poddns/validate.js';
 import { kindOf, nameOf, namespaceOf, readPodSpec } from '../poddns/workload.js';
+import { validatePodUpdate } from '../poddns/update.js';
 import { EXIT_INVALID, EXIT_OK } from './exit.js';
 import { addOutputOption, objectLabel, parseGatesFlag, processIO, readInputObjects, runAction } from './resolvconf.js';
 import type { CliIO } from './resolvconf.js';
@@ -63,11 +64,13 @@ function objectKey(obj: Record<string, unknown>): string {
  */
 export function validateByKind(obj: Record<string, unknown>, old: Record<string, unknown> | undefined, settings: ValidationSettings): FieldError[] | undefined {
   if (kindOf(obj) === DNS_KIND) return validateDNSResource(obj, { clusterDomain: settings.clusterDomain });
-  return validatePodObject(obj, old, {
+  const errors = validatePodObject(obj, old, {
     relaxedDNSSearchGate: settings.gates.RelaxedDNSSearchValidation,
     clusterDomain: settings.clusterDomain,
     ...(settings.api !== undefined ? { api: settings.api } : {}),
   });
+  // A Pod update is also held to what an update may change (a template's pod spec may change).
+  return errors !== undefined && old !== undefined && kindOf(obj) === 'Pod' ? [...errors, ...validatePodUpdate(obj, old)] : errors;
 }
 
 export function verdictFor(input: InputObject, old: Record<string, unknown> | undefined, settings: ValidationSettings): ObjectVerdict {
