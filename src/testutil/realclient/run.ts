@@ -386,7 +386,14 @@ export async function runClient(o: RunClientOptions): Promise<ClientResult> {
       reject(new Error(`realclient: the namespace agent ended early: ${agentStderr.trim()}`));
     });
     createInterface({ input: agent.stdout }).on('line', (line) => {
-      const m = JSON.parse(line) as FromAgent;
+      let m: FromAgent;
+      try {
+        m = JSON.parse(line) as FromAgent;
+      } catch {
+        clearTimeout(timer);
+        reject(new Error(`realclient: the namespace agent wrote ${JSON.stringify(line)}`));
+        return;
+      }
       switch (m.kind) {
         case 'query':
           run.onQuery(m);
@@ -440,8 +447,11 @@ export async function runClient(o: RunClientOptions): Promise<ClientResult> {
   } finally {
     run.close();
     agent.stdin.end();
-    const killer = setTimeout(() => agent.kill('SIGKILL'), 2000);
-    await agentGone;
-    clearTimeout(killer);
+    // A process that never started has nothing to wait for (and may never report 'close').
+    if (agent.pid !== undefined) {
+      const killer = setTimeout(() => agent.kill('SIGKILL'), 2000);
+      await agentGone;
+      clearTimeout(killer);
+    }
   }
 }
