@@ -429,8 +429,10 @@ test('API errors: startup retries with backoff until the Secret can be read, log
 
 test('real time: while serving certificates and CAs rotate, a client trusting only the configuration completes every handshake with both replicas', async () => {
   await withApi(withConfig, async (h) => {
-    // Seconds-long lifetimes: a CA lives 6 s (a new one is added after 4 s), a serving certificate 2 s.
-    const timing = { caValidityMs: 6000, certValidityMs: 2000, bundlePropagationMs: 500, checkIntervalMs: 200 };
+    // Seconds-long lifetimes: a CA lives 8 s (its successor is added after about 5 s and signs
+    // about 0.7 s later), a serving certificate 3 s (renewed with a second or more to spare, so
+    // a check delayed on a loaded machine still renews it in time).
+    const timing = { caValidityMs: 8000, certValidityMs: 3000, bundlePropagationMs: 500, checkIntervalMs: 200 };
     const replicas = await Promise.all([h.start(timing), h.start(timing)]);
     const servers = replicas.map((r) => {
       const server = createTlsServer({ cert: r.current().certPem, key: r.current().keyPem }, (socket) => socket.end());
@@ -442,7 +444,7 @@ test('real time: while serving certificates and CAs rotate, a client trusting on
       const failures: string[] = [];
       const issuers = new Set<string>();
       let handshakes = 0;
-      const until = Date.now() + 7000;
+      const until = Date.now() + 8000;
       while (Date.now() < until) {
         const bundle = bundlePems(h.api)[0]!;
         for (const port of ports) {
@@ -459,7 +461,7 @@ test('real time: while serving certificates and CAs rotate, a client trusting on
         }
         await sleep(20);
       }
-      assert.deepEqual(failures, []);
+      assert.deepEqual(failures, [], `${handshakes} handshakes, certificates by ${[...issuers].join(', ')}; log:\n${h.logs.join('\n')}`);
       assert.ok(handshakes > 100, `${handshakes} handshakes`);
       assert.ok(issuers.size >= 2, `certificates by ${[...issuers].join(', ')}: no CA rotation seen`);
     } finally {
