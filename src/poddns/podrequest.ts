@@ -198,7 +198,7 @@ export function readPodDNSRequest(
   meta: { annotations?: Record<string, string> },
   spec: PodSpec,
   paths: { metadata: FieldPath; spec: FieldPath },
-  options: DNSValidationOptions & { namespacePolicy?: string; namespace?: string },
+  options: PodDNSRequestOptions,
 ): PodDNSRequest {
   const annotations = meta.annotations ?? {};
   const mutatedFrom = mutatedPolicy(annotations, spec);
