@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Command, CommanderError } from 'commander';
-import { kubeletIPString, register } from './resolvconf.js';
+import { kubeletIPString } from '../poddns/kubeletip.js';
+import { register } from './resolvconf.js';
 import type { CliIO } from './resolvconf.js';
 
 const stringRows: Array<{ given: string; want: string | undefined }> = [

@@ -15,8 +15,8 @@ import { parseHostResolvConf, renderResolvConf } from '../poddns/resolvconf.js';
 import type { ResolvConf } from '../poddns/resolvconf.js';
 import { effectivePodSpec } from '../poddns/podrequest.js';
 import type { PodDNSRequest } from '../poddns/podrequest.js';
-import { isValidLegacyIP, podDNSRequestOf, validatePodSource } from '../poddns/validate.js';
-import { formatIPv4, formatIPv6, parseIPv6 } from '../dns/ip.js';
+import { podDNSRequestOf, validatePodSource } from '../poddns/validate.js';
+import { kubeletIPString } from '../poddns/kubeletip.js';
 import { isPodBearingKind, readPodSpec } from '../poddns/workload.js';
 import type { PodSpecSource } from '../poddns/workload.js';
 import { CliError, EXIT_INVALID, EXIT_OK, EXIT_USAGE } from './exit.js';
@@ -118,20 +118,6 @@ function ipList(flag: string, text: string, max: number): string[] {
   });
   if (ips.length > max) throw new CliError(`${flag}: at most ${max} addresses`, EXIT_USAGE);
   return canonical;
-}
-
-/**
- * `text` as the kubelet writes an address it parsed: IPv4 (and IPv4-mapped IPv6) dotted without
- * leading zeros, IPv6 in lower case with the longest run of two or more zero groups as `::`
- * (RFC 5952). Undefined when Go's ParseIPSloppy would not take it.
- */
-export function kubeletIPString(text: string): string | undefined {
-  if (!isValidLegacyIP(text)) return undefined;
-  if (!text.includes(':')) return text.split('.').map((octet) => String(Number(octet))).join('.');
-  const bytes = parseIPv6(text);
-  if (bytes === undefined) return undefined;
-  const mapped = bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
-  return mapped ? formatIPv4(bytes, 12) : formatIPv6(bytes);
 }
 
 export function parseGatesFlag(text: string | undefined): FeatureGates {

@@ -35,7 +35,7 @@ describe('examples/nodecache', () => {
     const argv = readmeCommand('npx kdns resolvconf -f examples/nodecache/pod.yaml');
     const r = await runKdns(argv.slice(2).map((a) => (a === 'examples/nodecache/pod.yaml' ? example('pod.yaml') : a)));
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'search search.demo.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\noptions ndots:5\n');
+    assert.equal(r.stdout, 'search search.demo.cluster.local.ap.k8s.io\nnameserver 169.254.20.10\nnameserver 10.96.0.10\noptions ndots:5\n');
   });
 
   /** examples/nodecache/Corefile served on free loopback ports, answering for the demo cluster. */

@@ -35,6 +35,11 @@ const CASES: Case[] = [
     want: { clusterDomain: 'cluster.local', clusterDNS: ['fd00::a'], nodeSearches: ['corp.example'] },
   },
   {
+    name: 'IPv4-mapped and zero-padded addresses as the kubelet prints them',
+    file: 'clusterDNS: ["::ffff:10.96.0.10", "010.096.000.011"]\n',
+    want: { clusterDomain: 'cluster.local', clusterDNS: ['10.96.0.10', '10.96.0.11'] },
+  },
+  {
     name: 'an empty nodeSearches list is configured (and $(HOST) expands to nothing)',
     file: 'clusterDNS: [10.96.0.10]\nnodeSearches: []\n',
     want: { clusterDomain: 'cluster.local', clusterDNS: ['10.96.0.10'], nodeSearches: [] },

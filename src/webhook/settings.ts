@@ -3,11 +3,11 @@
 // operator keeps in line with its DNS resource) and from flags, flags winning. Parsing is pure
 // and names the field of every problem; the caller keeps the last good settings on a bad file.
 
-import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { AdmissionSettings } from '../poddns/admission.js';
 import { validateSearchDomain } from '../poddns/validate.js';
 import { FieldPath, formatFieldError } from '../cluster/field.js';
+import { kubeletIPString } from '../poddns/kubeletip.js';
 
 /** The file's keys, as users write them. */
 const KEYS = ['clusterDomain', 'clusterDNS', 'nodeCacheIP', 'nodeSearches'] as const;
@@ -78,14 +78,9 @@ export function resolveSettings(file: Partial, flags: SettingsFlags): SettingsRe
   return errors.length > 0 ? { errors } : { settings, errors };
 }
 
-/** The kubelet writes addresses in their canonical form (`fd00::a`), so the webhook does too. */
+/** As the kubelet writes it (`fd00::a`); an address it would not parse stays as given, for checkSettings to name. */
 function canonicalIP(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
-  try {
-    return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
-  } catch {
-    return ip;
-  }
+  return kubeletIPString(ip) ?? ip;
 }
 
 export function checkSettings(s: AdmissionSettings): string[] {
@@ -93,9 +88,9 @@ export function checkSettings(s: AdmissionSettings): string[] {
   if (s.clusterDNS.length === 0) errors.push('clusterDNS: required: the cluster DNS Service address (the kubelets\' --cluster-dns)');
   if (s.clusterDNS.length > 3) errors.push(`clusterDNS: at most 3 addresses fit in a resolv.conf, got ${s.clusterDNS.length}`);
   s.clusterDNS.forEach((ip, i) => {
-    if (isIP(ip) === 0) errors.push(`clusterDNS[${i}]: ${JSON.stringify(ip)} is not an IP address`);
+    if (kubeletIPString(ip) === undefined) errors.push(`clusterDNS[${i}]: ${JSON.stringify(ip)} is not an IP address`);
   });
-  if (s.nodeCacheIP !== undefined && isIP(s.nodeCacheIP) === 0) errors.push(`nodeCacheIP: ${JSON.stringify(s.nodeCacheIP)} is not an IP address`);
+  if (s.nodeCacheIP !== undefined && kubeletIPString(s.nodeCacheIP) === undefined) errors.push(`nodeCacheIP: ${JSON.stringify(s.nodeCacheIP)} is not an IP address`);
   if (s.clusterDomain !== '') {
     for (const e of validateSearchDomain(s.clusterDomain, FieldPath.root('clusterDomain'), false)) errors.push(formatFieldError(e));
   }
