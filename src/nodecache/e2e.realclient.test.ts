@@ -1,11 +1,15 @@
 // Autopath end to end with real resolvers. A cluster server (kdns serve: autopath, kubernetes
 // over a fixture cluster, forward to a real BIND serving example.test and the node's search
 // domain corp.test), the node cache in front of it (kdns nodecache, shipped configuration), and
-// pods whose resolv.conf `kdns resolvconf` computes: ClusterFirstWithAutopath, and ClusterFirst
-// for comparison. Real glibc and musl getaddrinfo (src/testutil/realclient, in a network namespace)
+// pods as a stock cluster with the kdns webhook admits them: a Deployment's pod asking for
+// ClusterFirstWithAutopath with the annotation, created through a stock API server's admission
+// path (src/testutil/webhookrig.ts), its resolv.conf the kubelet's for the admitted `None` pod;
+// once with the node cache and the cluster DNS as nameservers, once with the one address a
+// NodeLocal DNSCache-style cache holds for the cluster DNS; and ClusterFirst for comparison. Real glibc and musl getaddrinfo (src/testutil/realclient, in a network namespace)
 // look names up; every query they send is counted at the relay. Then the node cache is gone: its
-// address refuses (nothing listens), the cluster DNS address behind it reaches the cluster server,
-// and the answers must stay right.
+// address refuses (nothing listens), or is silent (packets dropped), the cluster DNS address
+// behind it reaches the cluster server, and the answers must stay right; how long each lookup
+// takes then is reported (test diagnostics).
 //
 // The measured table is the one in ./README.md (set KDNS_UPDATE_README=1 to rewrite it).
 
@@ -18,6 +22,10 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { register as registerResolvconf, type CliIO } from '../cli/resolvconf.js';
+import { computePodDNS } from '../poddns/compute.js';
+import type { PodSpec } from '../cluster/types.js';
+import { parseHostResolvConf, renderResolvConf } from '../poddns/resolvconf.js';
+import { startWebhookRig } from '../testutil/webhookrig.js';
 import { createLogger } from '../server/log.js';
 import { loadRealClient, type ClientResult, type Libc, type RealClientHarness, type Recorder } from '../testutil/realclient.js';
 import { startNamed, type NamedServer } from '../testutil/upstream.js';
@@ -51,6 +59,10 @@ const NODECACHE_IP = '169.254.20.10';
 
 type Policy = 'ClusterFirstWithAutopath' | 'ClusterFirst';
 const POLICIES: readonly Policy[] = ['ClusterFirstWithAutopath', 'ClusterFirst'];
+/** The pods of the table: autopath with the node cache then the cluster DNS, autopath with one address, ClusterFirst. */
+type Pod = 'ClusterFirstWithAutopath' | 'ClusterFirstWithAutopath, one nameserver' | 'ClusterFirst';
+const PODS: readonly Pod[] = ['ClusterFirstWithAutopath', 'ClusterFirstWithAutopath, one nameserver', 'ClusterFirst'];
+const policyOf = (pod: Pod): Policy => (pod === 'ClusterFirst' ? 'ClusterFirst' : 'ClusterFirstWithAutopath');
 const LIBCS: readonly Libc[] = ['glibc', 'musl'];
 
 interface Lookup {
@@ -70,19 +82,23 @@ const LOOKUPS: readonly Lookup[] = [
   { name: 'nothing.example.test', what: 'name that exists nowhere', addresses: [], queries: { ClusterFirstWithAutopath: 4, ClusterFirst: 10 } },
 ];
 
-type Phase = 'node cache' | 'node cache gone';
-const PHASES: readonly Phase[] = ['node cache', 'node cache gone'];
+type Phase = 'node cache' | 'node cache gone' | 'node cache silent';
+const PHASES: readonly Phase[] = ['node cache', 'node cache gone', 'node cache silent'];
+/** Which pods a phase concerns: a silent cache address matters only to a pod that lists it. */
+const podsIn = (phase: Phase): readonly Pod[] => (phase === 'node cache silent' ? ['ClusterFirstWithAutopath'] : PODS);
 
 /**
- * What the rig counts for one lookup. An autopath pod lists the node cache, then the cluster DNS.
- * While the node cache holds both addresses (as NodeLocal DNSCache does), glibc asks the first
- * only and musl sends every query to both at once: twice the queries. Once the cache is gone,
- * the queries the kernel refuses at its address never reach a listener and are not counted;
- * both libraries then get their answers from the cluster DNS.
+ * What the rig counts for one lookup. The two-nameserver autopath pod lists the node cache, then
+ * the cluster DNS. While the node cache holds both addresses (as NodeLocal DNSCache does), glibc
+ * asks the first only and musl sends every query to both at once: twice the queries. Once the
+ * cache is gone, the queries the kernel refuses at its address never reach a listener and are not
+ * counted; both libraries then get their answers from the cluster DNS. A silent cache address
+ * reads every query and answers none: each is counted there and again at the cluster DNS. The
+ * one-nameserver pod always sends one query per question.
  */
-function expectedQueries(l: Lookup, policy: Policy, phase: Phase, libc: Libc): number {
-  const both = policy === 'ClusterFirstWithAutopath' && phase === 'node cache' && libc === 'musl';
-  return l.queries[policy] * (both ? 2 : 1);
+function expectedQueries(l: Lookup, pod: Pod, phase: Phase, libc: Libc): number {
+  const twice = pod === 'ClusterFirstWithAutopath' && ((phase === 'node cache' && libc === 'musl') || phase === 'node cache silent');
+  return l.queries[policyOf(pod)] * (twice ? 2 : 1);
 }
 
 /** Measured query counts: `${phase}|${policy}|${lookup}|${libc}` → count (and the error, if the lookup failed). */
@@ -113,6 +129,29 @@ async function kdnsResolvconf(dir: string, policy: Policy, hostFile: string): Pr
   return out;
 }
 
+/** How long each lookup took, for the report at the end. */
+const lookupMs: Array<{ phase: Phase; pod: Pod; libc: Libc; ms: number }> = [];
+
+/**
+ * The resolv.conf the kubelet writes for the pod a stock API server admitted with the kdns
+ * webhook: a Deployment's pod asking for ClusterFirstWithAutopath by annotation, `nodeCacheIP`
+ * as the webhook's setting.
+ */
+async function admittedResolvConf(nodeCacheIP: string): Promise<string> {
+  const webhook = await startWebhookRig({ settings: { clusterDomain: 'cluster.local', clusterDNS: [CLUSTER_DNS_IP], nodeCacheIP, nodeSearches: ['corp.test'] }, variant: 'deploy/nodecache' });
+  try {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', annotations: { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    const r = await webhook.createPod('ns1', pod);
+    assert.equal(r.code, 201, JSON.stringify(r.body));
+    const spec = r.body['spec'] as PodSpec;
+    assert.equal(spec.dnsPolicy, 'None');
+    const node = { host: parseHostResolvConf(NODE_RESOLV).config, clusterDNS: [CLUSTER_DNS_IP], clusterDomain: 'cluster.local', nodeIPs: [] };
+    return renderResolvConf(computePodDNS({ spec, namespace: 'ns1' }, node).config);
+  } finally {
+    await webhook.close();
+  }
+}
+
 function sent(r: ClientResult): string {
   return r.queries.map((q) => `${q.transport} ${q.qname ?? '-'} ${q.qtype ?? '-'}`).join('\n');
 }
@@ -122,7 +161,8 @@ describe('autopath with real glibc and musl', { skip }, () => {
   let cluster: TestServer;
   let nodecache: NodeCache | undefined;
   let nodecachePort: number;
-  const resolvConf = new Map<Policy, string>();
+  const resolvConf = new Map<Pod, string>();
+  const fromResolvconf = new Map<Policy, string>();
 
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kdns-autopath-e2e-'));
@@ -153,7 +193,11 @@ describe('autopath with real glibc and musl', { skip }, () => {
       metrics: `127.0.0.1:${await freePort()}`,
     };
     nodecache = await startNodeCache({ kind: 'rendered', settings }, createLogger(() => undefined));
-    for (const p of POLICIES) resolvConf.set(p, await kdnsResolvconf(dir, p, hostFile));
+    for (const p of POLICIES) fromResolvconf.set(p, await kdnsResolvconf(dir, p, hostFile));
+    resolvConf.set('ClusterFirst', fromResolvconf.get('ClusterFirst') as string);
+    resolvConf.set('ClusterFirstWithAutopath', await admittedResolvConf(NODECACHE_IP));
+    // A cache that also holds the cluster DNS address: the webhook's nodeCacheIP is that address.
+    resolvConf.set('ClusterFirstWithAutopath, one nameserver', await admittedResolvConf(CLUSTER_DNS_IP));
   });
   after(async () => {
     await nodecache?.stop();
@@ -161,8 +205,10 @@ describe('autopath with real glibc and musl', { skip }, () => {
     await named?.stop();
   });
 
-  test('kdns resolvconf gives the pods the expected files', () => {
+  test('the pods get the expected files, the webhook\'s the same as kdns resolvconf\'s', () => {
     assert.equal(resolvConf.get('ClusterFirstWithAutopath'), `search search.ns1.cluster.local.ap.k8s.io\nnameserver ${NODECACHE_IP}\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
+    assert.equal(resolvConf.get('ClusterFirstWithAutopath'), fromResolvconf.get('ClusterFirstWithAutopath'));
+    assert.equal(resolvConf.get('ClusterFirstWithAutopath, one nameserver'), `search search.ns1.cluster.local.ap.k8s.io\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
     assert.equal(resolvConf.get('ClusterFirst'), `search ns1.svc.cluster.local svc.cluster.local cluster.local corp.test\nnameserver ${CLUSTER_DNS_IP}\noptions ndots:5\n`);
   });
 
@@ -171,10 +217,10 @@ describe('autopath with real glibc and musl', { skip }, () => {
    * the cache's (it intercepts the cluster DNS address too); without it, the cache's address
    * refuses and the cluster DNS address reaches the cluster server (kube-proxy's path).
    */
-  function routes(phase: Phase, policy: Policy): { server: string } | { routes: Record<string, string> } {
+  function routes(phase: Phase, pod: Pod): { server: string } | { routes: Record<string, string> } {
     if (phase === 'node cache') return { server: `127.0.0.1:${nodecachePort}` };
-    if (policy === 'ClusterFirst') return { server: `127.0.0.1:${cluster.port}` };
-    return { routes: { [NODECACHE_IP]: 'refuse', [CLUSTER_DNS_IP]: `127.0.0.1:${cluster.port}` } };
+    if (pod !== 'ClusterFirstWithAutopath') return { server: `127.0.0.1:${cluster.port}` };
+    return { routes: { [NODECACHE_IP]: phase === 'node cache gone' ? 'refuse' : 'drop', [CLUSTER_DNS_IP]: `127.0.0.1:${cluster.port}` } };
   }
 
   for (const phase of PHASES) {
@@ -185,13 +231,14 @@ describe('autopath with real glibc and musl', { skip }, () => {
           nodecache = undefined;
         });
       }
-      for (const policy of POLICIES) {
+      for (const pod of podsIn(phase)) {
         for (const l of LOOKUPS) {
           for (const libc of LIBCS) {
-            test(`${policy}, ${libc}: ${l.what} (${l.name})`, async (t) => {
-              const r = await rig().runClient({ resolvConf: resolvConf.get(policy) as string, name: l.name, libc, ...routes(phase, policy) });
+            test(`${pod}, ${libc}: ${l.what} (${l.name})`, async (t) => {
+              const r = await rig().runClient({ resolvConf: resolvConf.get(pod) as string, name: l.name, libc, ...routes(phase, pod) });
               t.diagnostic(`getaddrinfo took ${r.clientMs.toFixed(1)} ms`);
-              measured.set(`${phase}|${policy}|${l.name}|${libc}`, outcome(r));
+              lookupMs.push({ phase, pod, libc, ms: r.clientMs });
+              measured.set(`${phase}|${pod}|${l.name}|${libc}`, outcome(r));
               const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
               if (l.addresses.length === 0) {
                 assert.equal(r.status, 2, context);
@@ -200,7 +247,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
                 assert.equal(r.status, 0, context);
                 assert.deepEqual([...new Set(r.addresses)].sort(), [...l.addresses].sort(), context);
               }
-              assert.equal(r.queries.length, expectedQueries(l, policy, phase, libc), context);
+              assert.equal(r.queries.length, expectedQueries(l, pod, phase, libc), context);
             });
           }
         }
@@ -208,7 +255,7 @@ describe('autopath with real glibc and musl', { skip }, () => {
 
       // 40 addresses do not fit 512 bytes: glibc asks again over TCP, musl (no TCP fallback)
       // uses what fits. Either way the CNAME must come through and the lookup succeed.
-      for (const libc of LIBCS) {
+      for (const libc of phase === 'node cache silent' ? [] : LIBCS) {
         test(`ClusterFirstWithAutopath, ${libc}: an answer larger than 512 bytes (big.example.test, 40 addresses)`, async () => {
           const r = await rig().runClient({ resolvConf: resolvConf.get('ClusterFirstWithAutopath') as string, name: 'big.example.test', libc, ...routes(phase, 'ClusterFirstWithAutopath') });
           const context = `queries sent:\n${sent(r)}\nstderr: ${r.stderr}`;
@@ -291,6 +338,19 @@ describe('autopath with real glibc and musl', { skip }, () => {
     }
   });
 
+  test('lookup times by phase (reported, not asserted: speed is for benchmarks)', (t) => {
+    for (const phase of PHASES) {
+      for (const pod of podsIn(phase)) {
+        for (const libc of LIBCS) {
+          const ms = lookupMs.filter((x) => x.phase === phase && x.pod === pod && x.libc === libc).map((x) => x.ms).sort((a, b) => a - b);
+          if (ms.length === 0) continue;
+          t.diagnostic(`${phase}, ${pod}, ${libc}: median ${(ms[Math.floor(ms.length / 2)] as number).toFixed(1)} ms, max ${(ms[ms.length - 1] as number).toFixed(1)} ms over ${ms.length} lookups`);
+        }
+      }
+    }
+    assert.ok(lookupMs.length > 0);
+  });
+
   test('the README table is the measured one', () => {
     const table = renderTable(measured);
     const text = readFileSync(README, 'utf8');
@@ -306,14 +366,14 @@ describe('autopath with real glibc and musl', { skip }, () => {
 const START = '<!-- e2e-table:start (written by src/nodecache/e2e.realclient.test.ts) -->';
 const END = '<!-- e2e-table:end -->';
 
-/** lookup × policy rows; glibc and musl, with and without the node cache, as columns; then the failing-domain case. */
+/** lookup × pod rows; glibc and musl in each phase as columns; then the failing-domain case. */
 function renderTable(m: ReadonlyMap<string, string>): string {
-  const head = '| lookup | policy | glibc, node cache | musl, node cache | glibc, node cache gone | musl, node cache gone |\n|---|---|---:|---:|---:|---:|';
+  const head = `| lookup | pod | ${PHASES.flatMap((phase) => LIBCS.map((libc) => `${libc}, ${phase}`)).join(' | ')} |\n|---|---|${PHASES.flatMap(() => LIBCS.map(() => '---:')).join('|')}|`;
   const rows: string[] = [];
   for (const l of LOOKUPS) {
-    for (const policy of POLICIES) {
-      const cells = PHASES.flatMap((phase) => LIBCS.map((libc) => m.get(`${phase}|${policy}|${l.name}|${libc}`) ?? '–'));
-      rows.push(`| ${l.what} (\`${l.name}\`) | ${policy} | ${cells.join(' | ')} |`);
+    for (const pod of PODS) {
+      const cells = PHASES.flatMap((phase) => LIBCS.map((libc) => m.get(`${phase}|${pod}|${l.name}|${libc}`) ?? '–'));
+      rows.push(`| ${l.what} (\`${l.name}\`) | ${pod} | ${cells.join(' | ')} |`);
     }
   }
   const flakyHead = '| `printer`, node search `flaky.test corp.test`, flaky.test answers SERVFAIL | glibc | musl |\n|---|---:|---:|';
