@@ -134,7 +134,6 @@ function watchSettings(f: WebhookFlags, initial: AdmissionSettings, log: (l: str
 
 async function run(f: WebhookFlags): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  guardProcess(log);
   if (!/^\d+(\.\d+)?$/.test(f.configPollSeconds) || Number(f.configPollSeconds) <= 0) throw new CliError(`--config-poll-seconds: want a positive number, got "${f.configPollSeconds}"`, EXIT_USAGE);
   const listen = parseHostPort(f.listen, '--listen');
   const probes = parseHostPort(f.health, '--health');
@@ -142,6 +141,8 @@ async function run(f: WebhookFlags): Promise<void> {
   const initial = loadSettings(f);
   if (initial.settings === undefined) throw new CliError(initial.errors.join('\n'), EXIT_INVALID);
   const namespace = namespaceOf(f);
+  // From here on nothing a request or the API server does may end the process.
+  guardProcess(log);
   await runUntilSignalled(log, async (signal) => {
     const certs = await certSource(f, namespace, log);
     const settings = watchSettings(f, initial.settings as AdmissionSettings, log, signal);
@@ -194,6 +195,12 @@ Example (settings as flags, certificate from cert-manager):
     --tls-cert-file /tls/tls.crt --tls-key-file /tls/tls.key`,
     )
     .action(async (flags: WebhookFlags) => {
-      await run(flags);
+      try {
+        await run(flags);
+      } catch (e) {
+        if (!(e instanceof CliError)) throw e;
+        process.stderr.write(`${e.message}\n`);
+        process.exitCode = e.exitCode;
+      }
     });
 }

@@ -38,6 +38,10 @@ export interface WebhookRig {
   namespace: string;
   standIn: StandIn;
   servers: WebhookServer[];
+  /** Ports of the webhook replicas the Service leads to (a test may add a `kdns webhook` process's). */
+  backends: number[];
+  /** Resolves once every webhook of the stored configuration has a caBundle. */
+  caBundleWritten(): Promise<void>;
   /** What the webhook's config file says from now on (as a reload would). */
   setSettings(settings: AdmissionSettings): void;
   /** POSTs a pod as a client would; resolves with the stored pod or the API's Status. */
@@ -53,7 +57,7 @@ export function shippedWebhookConfiguration(variant: string): { configuration: A
   return { configuration, namespace: deployment.metadata.namespace };
 }
 
-/** Starts the API, `replicas` webhooks (each with its own certificate source), and the admission chain. */
+/** Starts the API, `replicas` in-process webhooks (each with its own certificate source; 0: none), and the admission chain. */
 export async function startWebhookRig(opts: WebhookRigOptions, replicas = 1): Promise<WebhookRig> {
   const api = new FakeApiServer([...CORE_RESOURCES, ...WEBHOOK_CERT_RESOURCES]);
   const url = await api.listen();
@@ -91,15 +95,21 @@ export async function startWebhookRig(opts: WebhookRigOptions, replicas = 1): Pr
     });
   }
   let next = 0;
+  const backends = servers.map((s) => s.port);
   const standIn = installStandInAdmission(api, {
     configurations: [WEBHOOK_CONFIGURATION],
     // kube-proxy's part: the Service's port reaches one of the replicas, round robin.
-    resolveService: () => ({ host: '127.0.0.1', port: (servers[next++ % servers.length] as WebhookServer).port }),
+    resolveService: () => ({ host: '127.0.0.1', port: backends[next++ % backends.length] ?? 1 }),
     namespaceLabels: (ns) => opts.namespaceLabels?.[ns] ?? {},
   });
+  const caBundleWritten = async (): Promise<void> => {
+    await waitFor(() => ((api.get(MWC_PATH, undefined, WEBHOOK_CONFIGURATION)?.['webhooks'] as Array<{ clientConfig: { caBundle?: string } }>) ?? []).every((w) => (w.clientConfig.caBundle ?? '') !== ''), 20_000);
+  };
   // The webhook has written the caBundle before the API server sends it anything.
-  await waitFor(() => ((api.get(MWC_PATH, undefined, WEBHOOK_CONFIGURATION)?.['webhooks'] as Array<{ clientConfig: { caBundle?: string } }>) ?? []).every((w) => (w.clientConfig.caBundle ?? '') !== ''), 20_000);
+  if (replicas > 0) await caBundleWritten();
   return {
+    backends,
+    caBundleWritten,
     api,
     url,
     kubeconfig,
