@@ -19,7 +19,7 @@ interface Case {
   stderr: RegExp[];
 }
 
-const ALL = ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default', 'DNS/default'];
+const ALL = ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default', 'ConfigMap/kdns-webhook', 'DNS/default'];
 
 const cases: Case[] = [
   { name: 'a valid DNS renders, exit 0', args: ['-f', path('examples/operator/dns-forwarding.yaml'), '--nodes', path('examples/operator/nodes.yaml')], code: 0, items: ALL, stderr: [/^$/] },
@@ -61,7 +61,7 @@ test('kdns operator render -o json prints the same List as JSON', async () => {
   assert.equal(list.kind, 'List');
   assert.deepEqual(
     list.items.map((i) => i.kind),
-    ['ConfigMap', 'DaemonSet', 'DaemonSet', 'Service', 'DNS'],
+    ['ConfigMap', 'DaemonSet', 'DaemonSet', 'Service', 'ConfigMap', 'DNS'],
   );
 });
 
@@ -79,6 +79,7 @@ test('kdns operator run --once --cluster DIR: one pass writes generated/, exit 0
   assert.deepEqual(readdirSync(join(dir, 'generated')).sort(), [
     'Corefile',
     'configmap-dns-default.yaml',
+    'configmap-kdns-webhook.yaml',
     'daemonset-dns-default.yaml',
     'daemonset-node-resolver.yaml',
     'dns-default-status.yaml',

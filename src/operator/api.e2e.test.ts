@@ -1,6 +1,7 @@
 // `kdns operator run --kubeconfig` as a process against kdns's stand-in for kube-apiserver, on a
 // kubeadm-like cluster (kube-dns holds 10.96.0.10, no DNS resource yet): the operator creates
-// DNS "default", applies its objects with an address that does not collide, and puts back a
+// DNS "default", applies its objects with an address that does not collide (also in the admission
+// webhook's settings), and puts back a
 // hand edit of the Corefile and of the node selector through its watches, without waiting for
 // the resync.
 import { test } from 'node:test';
@@ -33,12 +34,16 @@ test('kdns operator run --kubeconfig: creates DNS default, no address collision,
   const cm = (): Obj | undefined => api.get('/api/v1/configmaps', NS, 'dns-default');
   const ds = (): Obj | undefined => api.get('/apis/apps/v1/daemonsets', NS, 'dns-default');
   try {
-    await waitFor(() => api.get('/api/v1/services', NS, 'dns-default') && api.get('/apis/apps/v1/daemonsets', NS, 'node-resolver'), 20_000).catch((e: Error) => assert.fail(`${e.message}${context()}`));
+    await waitFor(() => api.get('/api/v1/services', NS, 'dns-default') && api.get('/apis/apps/v1/daemonsets', NS, 'node-resolver') && api.get('/api/v1/configmaps', NS, 'kdns-webhook'), 20_000).catch((e: Error) =>
+      assert.fail(`${e.message}${context()}`),
+    );
     assert.deepEqual(api.get('/apis/operator.openshift.io/v1/dnses', undefined, 'default')?.['spec'], {}, 'created by the operator');
     const ip = (api.get('/api/v1/services', NS, 'dns-default') as Obj)['spec'].clusterIP as string;
     assert.notEqual(ip, '10.96.0.10');
     const args = (api.get('/apis/apps/v1/daemonsets', NS, 'node-resolver') as Obj)['spec'].template.spec.containers[0].args as string[];
     assert.equal(args[args.indexOf('--nameserver') + 1], ip);
+    const webhookSettings = (api.get('/api/v1/configmaps', NS, 'kdns-webhook') as Obj)['data']['config.yaml'] as string;
+    assert.deepEqual(webhookSettings.split('\n').slice(1), ['clusterDomain: cluster.local', `clusterDNS: [${ip}]`, '']);
     await waitFor(() => api.openWatches('/api/v1/configmaps') === 1 && api.openWatches('/apis/apps/v1/daemonsets') === 1, 10_000);
 
     const corefile = cm()?.['data'].Corefile as string;

@@ -78,7 +78,7 @@ async function settled(h: Harness): Promise<number> {
   return h.api.requests.length;
 }
 
-test('API backend: first pass server-side applies the four objects and patches the status', async () => {
+test('API backend: first pass server-side applies the five objects and patches the status', async () => {
   await withApi({}, async (t) => {
     t.api.add(DNSES, dns([{ domain: 'foo.com', nameServers: ['1.1.1.1'] }]));
     t.api.add(NODES, node('n1'));
@@ -90,6 +90,7 @@ test('API backend: first pass server-side applies the four objects and patches t
       `${ssa} /apis/apps/v1/namespaces/kdns/daemonsets/dns-default`,
       `${ssa} /apis/apps/v1/namespaces/kdns/daemonsets/node-resolver`,
       `${ssa} /api/v1/namespaces/kdns/services/dns-default`,
+      `${ssa} /api/v1/namespaces/kdns/configmaps/kdns-webhook`,
       `PATCH application/merge-patch+json ${DNSES}/default/status`,
     ]);
     assert.ok(t.api.requests.filter((r) => r.method === 'PATCH' && r.contentType.includes('apply')).every((r) => r.params['fieldManager'] === 'kdns-operator' && r.params['force'] === 'true'));
@@ -189,6 +190,16 @@ const driftCases: DriftCase[] = [
     read: (o) => o['spec'].template.spec.tolerations,
     want: [{ operator: 'Exists' }],
     owned: '.spec.template.spec.tolerations',
+  },
+  {
+    what: "the webhook's settings",
+    path: `/api/v1/namespaces/${NS}/configmaps/kdns-webhook`,
+    collection: CONFIGMAPS,
+    name: 'kdns-webhook',
+    patch: { data: { 'config.yaml': 'clusterDomain: cluster.local\nclusterDNS: [8.8.8.8]\n' } },
+    read: (o) => o['data']['config.yaml'],
+    want: '# Written by the kdns operator from DNS "default" and Service dns-default; edits are put back.\nclusterDomain: cluster.local\nclusterDNS: [10.96.0.10]\n',
+    owned: '.data.config.yaml',
   },
   {
     what: "the Service's selector",
@@ -291,7 +302,7 @@ test('API backend: kube-dns holding 10.96.0.10 — the Service is refused with 4
     t.api.add(DNSES, dns([]));
     const outcome = await t.reconciler.pass();
     assert.equal(outcome.kind, 'applied');
-    assert.deepEqual(applied(outcome), ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver']);
+    assert.deepEqual(applied(outcome), ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'ConfigMap/kdns-webhook']);
     assert.deepEqual(outcome.kind === 'applied' ? outcome.failed.map((f) => `${f.object} ${f.code}`) : [], ['Service kdns/dns-default 422']);
     const degraded = condition(t.api, 'Degraded');
     assert.equal(degraded?.['status'], 'True');
@@ -323,7 +334,7 @@ for (const c of failureCases) {
     await withApi({ prepare: (api) => api.requestFailures.push({ pathSuffix: c.pathSuffix, code: c.code, reason: c.reason, message: c.message }) }, async (t) => {
       t.api.add(DNSES, dns([]));
       const outcome = await t.reconciler.pass();
-      assert.equal(outcome.kind === 'applied' ? outcome.written.length : -1, 3);
+      assert.equal(outcome.kind === 'applied' ? outcome.written.length : -1, 4);
       const degraded = condition(t.api, 'Degraded');
       assert.equal(degraded?.['status'], 'True');
       assert.equal(degraded?.['message'], `Failed to apply ${c.object}: HTTP ${c.code}: ${c.message}`);
@@ -341,7 +352,7 @@ test('API backend: a refused read of the Nodes is reported in Degraded; the obje
   await withApi({ prepare: (api) => api.requestFailures.push({ pathSuffix: '/api/v1/nodes', method: 'GET', code: 403, reason: 'Forbidden', message }) }, async (t) => {
     t.api.add(DNSES, dns([]));
     const outcome = await t.reconciler.pass();
-    assert.equal(applied(outcome).length, 4);
+    assert.equal(applied(outcome).length, 5);
     assert.equal(condition(t.api, 'Degraded')?.['message'], `Failed to read Nodes: HTTP 403: ${message}`);
   });
 });
@@ -398,6 +409,20 @@ test('API backend: without a service CIDR the API server allocates the address, 
     const before = t.api.requests.length;
     await t.reconciler.pass();
     assert.deepEqual(writes(t.api, before), []);
+  });
+});
+
+test('API backend: the webhook\'s settings name the address the API server allocated, written with node-resolver once it is known', async () => {
+  await withApi({ render: { allocateServiceIP: true }, prepare: (api) => api.seed(SERVICES, [KUBE_DNS]) }, async (t) => {
+    t.api.add(DNSES, dns([]));
+    const outcome = await t.reconciler.pass();
+    // The follow-up pass, after the Service was created without an address (which it now names).
+    assert.deepEqual(applied(outcome), ['DaemonSet/node-resolver', 'Service/dns-default', 'ConfigMap/kdns-webhook']);
+    const ip = (t.api.get(SERVICES, NS, 'dns-default') as Obj)['spec'].clusterIP as string;
+    assert.equal(ip, '10.111.255.254');
+    const cm = t.api.get(CONFIGMAPS, NS, 'kdns-webhook') as Obj;
+    assert.equal(cm['data']['config.yaml'], '# Written by the kdns operator from DNS "default" and Service dns-default; edits are put back.\nclusterDomain: cluster.local\nclusterDNS: [10.111.255.254]\n');
+    assert.equal(t.api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/kdns-webhook')).length, 1, 'written once, with the address');
   });
 });
 

@@ -16,7 +16,7 @@ import { Backoff, DEFAULT_TIMING, GoneError, loadKubeConfig, watchStream } from 
 import type { ReflectorTiming } from '../cluster/kubeapi.js';
 import type { Node, Service } from '../cluster/types.js';
 import { driftOf } from './drift.js';
-import { DNS_NAME, LEGACY_NODE_RESOLVER_CONTAINER, NODE_RESOLVER_NAME } from './objects.js';
+import { DNS_NAME, LEGACY_NODE_RESOLVER_CONTAINER, NODE_RESOLVER_NAME, WEBHOOK_CONFIG_NAME } from './objects.js';
 import type { ConfigMap, DaemonSet, OwnedObject } from './objects.js';
 import type { ApplyResult, Backend, Inputs } from './reconcile.js';
 import { sleep } from './reconcile.js';
@@ -162,7 +162,9 @@ export class ApiBackend implements Backend {
     const svc = await tryGet<Service>(`/api/v1/namespaces/${ns}/services/${DNS_NAME}`, `Service ${ns}/${DNS_NAME}`, { kind: 'Service', apiVersion: 'v1' });
     const ds = await tryGet<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${DNS_NAME}`, `DaemonSet ${ns}/${DNS_NAME}`, { kind: 'DaemonSet', apiVersion: 'apps/v1' });
     const nr = await tryGet<DaemonSet>(`/apis/apps/v1/namespaces/${ns}/daemonsets/${NODE_RESOLVER_NAME}`, `DaemonSet ${ns}/${NODE_RESOLVER_NAME}`, { kind: 'DaemonSet', apiVersion: 'apps/v1' });
+    const webhookCm = await tryGet<ConfigMap>(`/api/v1/namespaces/${ns}/configmaps/${WEBHOOK_CONFIG_NAME}`, `ConfigMap ${ns}/${WEBHOOK_CONFIG_NAME}`, { kind: 'ConfigMap', apiVersion: 'v1' });
     if (cm) current.configMap = cm;
+    if (webhookCm) current.webhookConfigMap = webhookCm;
     if (svc) current.service = svc;
     if (ds) current.dnsDaemonSet = ds;
     if (nr) current.nodeResolverDaemonSet = nr;
@@ -181,6 +183,7 @@ export class ApiBackend implements Backend {
       [`Service/${DNS_NAME}`]: current.service,
       [`DaemonSet/${DNS_NAME}`]: current.dnsDaemonSet,
       [`DaemonSet/${NODE_RESOLVER_NAME}`]: current.nodeResolverDaemonSet,
+      [`ConfigMap/${WEBHOOK_CONFIG_NAME}`]: current.webhookConfigMap,
     };
     const written: string[] = [];
     const failed: ApiFailure[] = [];

@@ -9,7 +9,7 @@ import { LineCounter, parseAllDocuments } from 'yaml';
 import { formatManifestError, isManifestFile, parseManifests } from '../cluster/manifests.js';
 import type { Node, Service } from '../cluster/types.js';
 import { DNS_KIND } from '../cluster/dnsresource.js';
-import { DNS_NAME, NODE_RESOLVER_NAME } from './objects.js';
+import { DNS_NAME, NODE_RESOLVER_NAME, WEBHOOK_CONFIG_NAME } from './objects.js';
 import type { ConfigMap, DaemonSet } from './objects.js';
 import type { CurrentObjects } from './render.js';
 import { isRecord } from './schema.js';
@@ -88,6 +88,7 @@ export function collectCurrent(value: unknown, into: CurrentObjects): void {
   const kind = value['kind'];
   const name = value['metadata']['name'];
   if (kind === 'ConfigMap' && name === DNS_NAME) into.configMap = value as unknown as ConfigMap;
+  else if (kind === 'ConfigMap' && name === WEBHOOK_CONFIG_NAME) into.webhookConfigMap = value as unknown as ConfigMap;
   else if (kind === 'Service' && name === DNS_NAME) into.service = value as unknown as Service;
   else if (kind === 'DaemonSet' && name === DNS_NAME && hasPodSpec(value)) into.dnsDaemonSet = value as unknown as DaemonSet;
   else if (kind === 'DaemonSet' && name === NODE_RESOLVER_NAME && hasPodSpec(value)) into.nodeResolverDaemonSet = value as unknown as DaemonSet;

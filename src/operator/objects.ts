@@ -1,5 +1,6 @@
-// The objects the operator owns: ConfigMap, the DNS DaemonSet, the node-resolver DaemonSet and
-// the Service. Built fresh from the settings every time, so applying them is idempotent.
+// The objects the operator owns: ConfigMap, the DNS DaemonSet, the node-resolver DaemonSet, the
+// Service, and the admission webhook's settings (ConfigMap kdns-webhook). Built fresh from the
+// settings every time, so applying them is idempotent.
 
 import { createHash } from 'node:crypto';
 import type { KubeObject, Service, Toleration } from '../cluster/types.js';
@@ -89,6 +90,9 @@ export const DNS_POD_LABEL = 'dns.operator.openshift.io/daemonset-dns';
 export const NODE_RESOLVER_POD_LABEL = 'dns.operator.openshift.io/daemonset-node-resolver';
 export const COREFILE_DIR = '/etc/kdns';
 export const METRICS_SERVICE_PORT = 9154;
+/** The settings of `kdns webhook` (deploy/components/webhook mounts it), and its key. */
+export const WEBHOOK_CONFIG_NAME = 'kdns-webhook';
+export const WEBHOOK_CONFIG_KEY = 'config.yaml';
 export const NODE_RESOLVER_LOCK_DIR = '/run/kdns';
 
 export interface ObjectOptions {
@@ -256,6 +260,24 @@ export function dnsService(clusterIP: string | undefined, o: ObjectOptions): Ser
       ],
     },
   };
+}
+
+/**
+ * The admission webhook's settings file: what it needs to give a pod the DNS the kubelet would
+ * (src/webhook/README.md), here the cluster domain and the DNS Service's address, the one
+ * node-resolver and the pods use. The DNS resource configures no node-local cache, so there is
+ * no nodeCacheIP; nodeSearches (what $(HOST) stands for) is not the operator's to know either.
+ * The whole key is the operator's: an edit is put back.
+ */
+export function webhookConfigMap(clusterIP: string, o: ObjectOptions): ConfigMap {
+  const text = [
+    `# Written by the kdns operator from DNS "${o.owner}" and Service ${DNS_NAME}; edits are put back.`,
+    `clusterDomain: ${o.clusterDomain}`,
+    `clusterDNS: [${clusterIP}]`,
+    '',
+  ].join('\n');
+  const metadata = meta(WEBHOOK_CONFIG_NAME, o);
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...metadata, labels: { ...metadata.labels, 'app.kubernetes.io/name': 'kdns-webhook' } }, data: { [WEBHOOK_CONFIG_KEY]: text } };
 }
 
 /**

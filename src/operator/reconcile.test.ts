@@ -27,10 +27,11 @@ const mtimes = (dir: string): Record<string, number> => Object.fromEntries(readd
 test('reconcile: first pass writes the objects, the Corefile and the status', async () => {
   const s = setup({ 'dns.yaml': example('dns-forwarding.yaml') });
   const outcome = await s.reconciler.pass();
-  assert.deepEqual(outcome, { kind: 'applied', written: ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default'], failed: [], statusChanged: true });
+  assert.deepEqual(outcome, { kind: 'applied', written: ['ConfigMap/dns-default', 'DaemonSet/dns-default', 'DaemonSet/node-resolver', 'Service/dns-default', 'ConfigMap/kdns-webhook'], failed: [], statusChanged: true });
   assert.deepEqual(readdirSync(join(s.dir, 'generated')).sort(), [
     'Corefile',
     'configmap-dns-default.yaml',
+    'configmap-kdns-webhook.yaml',
     'daemonset-dns-default.yaml',
     'daemonset-node-resolver.yaml',
     'dns-default-status.yaml',

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { parseCorefile } from '../corefile/index.js';
 import type { Directive, ServerBlock } from '../corefile/index.js';
 import type { Service } from '../cluster/types.js';
@@ -60,11 +61,11 @@ test('render: the forwarding seed example (foo.com RoundRobin, bar.com Sequentia
   assert.equal(r.placementRefused, undefined);
 });
 
-test('render: objects carry the rules (ConfigMap, DaemonSets, Service)', () => {
+test('render: objects carry the rules (ConfigMap, DaemonSets, Service, the webhook\'s settings)', () => {
   const r = rendered({ dns: dnsExample('dns-forwarding.yaml'), nodes });
   assert.deepEqual(
     r.objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`),
-    ['ConfigMap/kdns/dns-default', 'DaemonSet/kdns/dns-default', 'DaemonSet/kdns/node-resolver', 'Service/kdns/dns-default'],
+    ['ConfigMap/kdns/dns-default', 'DaemonSet/kdns/dns-default', 'DaemonSet/kdns/node-resolver', 'Service/kdns/dns-default', 'ConfigMap/kdns/kdns-webhook'],
   );
   assert.equal((find(r.objects, 'ConfigMap', 'dns-default') as ConfigMap).data['Corefile'], r.corefile);
 
@@ -198,7 +199,7 @@ for (const c of placementCases) {
     const placementValid = r.status.conditions.find((x) => x.type === 'PlacementValid');
     assert.equal(placementValid?.status, c.want.refused ? 'False' : 'True');
     // The rest still applies: the Corefile and the other objects are rendered either way.
-    assert.equal(r.objects.length, 4);
+    assert.equal(r.objects.length, 5);
   });
 }
 
@@ -356,4 +357,49 @@ test('render: an unreadable last-good annotation means defaults, as on a first r
   cm.metadata.annotations = { 'dns.kdns.io/last-good': '{"forwarding": "garbage"' };
   const second = rendered({ dns: fwd([{ domain: 'example.test', nameServers: ['nope'] }]), current: { configMap: cm } });
   assert.deepEqual(forwards(second), ['.:5353 forward . /etc/resolv.conf { policy sequential }']);
+});
+
+// ---- the admission webhook's settings (ConfigMap kdns-webhook) ----
+
+const liveService = (clusterIP: string): Service => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'dns-default', namespace: 'kdns' },
+  spec: { type: 'ClusterIP', clusterIP, ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] },
+});
+
+const HEADER = '# Written by the kdns operator from DNS "default" and Service dns-default; edits are put back.\n';
+
+const webhookSettingsCases: Array<{ name: string; options?: RenderInput['options']; current?: CurrentObjects; want: string | undefined }> = [
+  { name: 'defaults: cluster.local and the 10th address of 10.96.0.0/12', want: `${HEADER}clusterDomain: cluster.local\nclusterDNS: [10.96.0.10]\n` },
+  { name: 'the cluster domain and service network given', options: { clusterDomain: 'example.internal', serviceCIDR: '172.30.0.0/16' }, want: `${HEADER}clusterDomain: example.internal\nclusterDNS: [172.30.0.10]\n` },
+  { name: 'an IPv6 service network', options: { serviceCIDR: 'fd00:10:96::/112' }, want: `${HEADER}clusterDomain: cluster.local\nclusterDNS: [fd00:10:96::a]\n` },
+  { name: 'the address the API server allocated', options: { allocateServiceIP: true }, current: { service: liveService('10.96.123.45') }, want: `${HEADER}clusterDomain: cluster.local\nclusterDNS: [10.96.123.45]\n` },
+  { name: 'a Service that keeps its address against the service network', options: { serviceCIDR: '172.30.0.0/16' }, current: { service: liveService('10.96.0.50') }, want: `${HEADER}clusterDomain: cluster.local\nclusterDNS: [10.96.0.50]\n` },
+  { name: 'no address yet (the API server is to allocate it): not written until there is one', options: { allocateServiceIP: true }, want: undefined },
+];
+
+for (const c of webhookSettingsCases) {
+  test(`render: the webhook's settings: ${c.name}`, () => {
+    const r = rendered({ dns: dnsExample('dns-forwarding.yaml'), ...(c.options ? { options: c.options } : {}), ...(c.current ? { current: c.current } : {}) });
+    const cm = r.objects.find((o): o is ConfigMap => o.kind === 'ConfigMap' && o.metadata.name === 'kdns-webhook');
+    assert.equal(cm?.data['config.yaml'], c.want);
+    // The Service's address, whatever it is, is the one the webhook gives pods.
+    if (c.want !== undefined) assert.deepEqual((parse(c.want) as { clusterDNS: string[] }).clusterDNS, [r.clusterIP]);
+  });
+}
+
+test('render: the webhook\'s settings hold only keys kdns webhook reads, in the operator\'s namespace, labelled as its other objects', () => {
+  const r = rendered({ dns: dnsExample('dns-forwarding.yaml'), options: { namespace: 'dns' } });
+  const cm = find(r.objects, 'ConfigMap', 'kdns-webhook') as ConfigMap;
+  assert.deepEqual(Object.keys(cm.data), ['config.yaml']);
+  assert.deepEqual(Object.keys(parse(cm.data['config.yaml']!) as object), ['clusterDomain', 'clusterDNS']);
+  assert.deepEqual(cm.metadata, { name: 'kdns-webhook', namespace: 'dns', labels: { 'dns.operator.openshift.io/owning-dns': 'default', 'app.kubernetes.io/name': 'kdns-webhook' } });
+});
+
+test('render: the webhook\'s settings do not change with forwarding (no needless write)', () => {
+  const dns = dnsExample('dns-forwarding.yaml') as { spec: { pluginConfig: { forwardPlugins: Array<{ nameServers: string[] }> } } };
+  const changed = structuredClone(dns);
+  changed.spec.pluginConfig.forwardPlugins[0]!.nameServers = ['9.9.9.9'];
+  assert.deepEqual(find(rendered({ dns: changed }).objects, 'ConfigMap', 'kdns-webhook'), find(rendered({ dns }).objects, 'ConfigMap', 'kdns-webhook'));
 });

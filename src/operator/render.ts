@@ -9,7 +9,7 @@ import { describeLeftOut, interpretDNS, parseLastGood } from './config.js';
 import type { DNSSettings, LeftOut } from './config.js';
 import { DEFAULT_PORTS, renderDNSCorefile } from './corefile.js';
 import type { CorefilePorts } from './corefile.js';
-import { configMap, dnsDaemonSet, dnsService, LAST_GOOD_ANNOTATION, LEGACY_NODE_RESOLVER_CONTAINER, nodeResolverDaemonSet, tenthAddress } from './objects.js';
+import { configMap, dnsDaemonSet, dnsService, LAST_GOOD_ANNOTATION, LEGACY_NODE_RESOLVER_CONTAINER, nodeResolverDaemonSet, tenthAddress, webhookConfigMap } from './objects.js';
 import type { ConfigMap, DaemonSet, ObjectOptions, OwnedObject } from './objects.js';
 import { checkPlacement, DEFAULT_NODE_SELECTOR, CONTROL_PLANE_TOLERATION, describeRefusal, desiredPlacement } from './placement.js';
 import type { Placement } from './placement.js';
@@ -49,6 +49,8 @@ export interface CurrentObjects {
   dnsDaemonSet?: DaemonSet;
   nodeResolverDaemonSet?: DaemonSet;
   service?: Service;
+  /** The admission webhook's settings (ConfigMap kdns-webhook). */
+  webhookConfigMap?: ConfigMap;
 }
 
 export interface RenderInput {
@@ -63,7 +65,7 @@ export interface RenderInput {
 export interface Rendered {
   ok: true;
   corefile: string;
-  /** ConfigMap, DNS DaemonSet, node-resolver DaemonSet, Service: in the order to apply them. */
+  /** ConfigMap, DNS DaemonSet, node-resolver DaemonSet, Service, webhook settings: in the order to apply them. */
   objects: OwnedObject[];
   /** The DNS resource with its status filled in. */
   dns: DNSResource;
@@ -124,6 +126,8 @@ export function render(input: RenderInput): RenderResult {
     // node-resolver needs the address: until the API server has allocated it, it waits a pass.
     ...(clusterIP === undefined ? [] : [nodeResolverDaemonSet(clusterIP, objectOptions)]),
     dnsService(clusterIP, objectOptions),
+    // The webhook's settings name the Service's address too: they wait for it the same way.
+    ...(clusterIP === undefined ? [] : [webhookConfigMap(clusterIP, objectOptions)]),
   ];
 
   const status = computeStatus({
