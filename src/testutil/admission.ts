@@ -13,7 +13,7 @@
 // It records every call, so tests can count admissions, failures and what each webhook saw.
 
 import { randomUUID } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { applyPatch } from 'rfc6902';
 import type { Operation } from 'rfc6902';
 import { ApiFailure } from '../cluster/fakeapi.js';
@@ -50,6 +50,11 @@ export interface StandInOptions {
   resolveService(service: { namespace: string; name: string; port: number }): { host: string; port: number };
   /** What kube-apiserver would get from its namespace informer. */
   namespaceLabels(namespace: string): Record<string, string>;
+  /**
+   * Reuse connections as kube-apiserver's webhook client does (keep-alive). Off by default: each
+   * call then makes a new TLS handshake, so every call checks the certificate served at that moment.
+   */
+  keepAlive?: boolean;
 }
 
 export interface StandIn {
@@ -61,12 +66,30 @@ export interface StandIn {
 
 /** Puts the admission chain in front of `fake`'s Pod creates. */
 export function installStandInAdmission(fake: FakeApiServer, opts: StandInOptions): StandIn {
-  const standIn: StandIn = { calls: [], warnings: [], uninstall: () => (fake.admission = undefined) };
-  fake.admission = async (call) => (call.resource.kind === 'Pod' ? admitPod(fake, opts, standIn, call) : call.object);
+  const agent = opts.keepAlive === true ? new Agent({ keepAlive: true }) : undefined;
+  const standIn: StandIn = {
+    calls: [],
+    warnings: [],
+    uninstall: () => {
+      fake.admission = undefined;
+      agent?.destroy();
+    },
+  };
+  const chain: Chain = { fake, opts, standIn, agent };
+  fake.admission = async (call) => (call.resource.kind === 'Pod' ? admitPod(chain, call) : call.object);
   return standIn;
 }
 
-async function admitPod(fake: FakeApiServer, opts: StandInOptions, standIn: StandIn, call: AdmissionCall): Promise<ApiObject> {
+/** One installed chain: the API it fronts, its options and records, its connections. */
+interface Chain {
+  fake: FakeApiServer;
+  opts: StandInOptions;
+  standIn: StandIn;
+  agent: Agent | undefined;
+}
+
+async function admitPod(chain: Chain, call: AdmissionCall): Promise<ApiObject> {
+  const { fake, opts, standIn } = chain;
   const namespace = call.namespace ?? call.object.metadata.namespace ?? 'default';
   let object = decodePod(call.object, call.params['fieldValidation'] ?? 'Warn', standIn);
   const webhooks = opts.configurations.flatMap((name) => ((fake.get(MWC_PATH, undefined, name)?.['webhooks'] as MutatingWebhook[] | undefined) ?? []));
@@ -75,7 +98,7 @@ async function admitPod(fake: FakeApiServer, opts: StandInOptions, standIn: Stan
   const changedAfter: Array<{ webhook: MutatingWebhook; changed: boolean }> = [];
   for (const webhook of webhooksToCall({ webhooks }, attrs())) {
     const before = JSON.stringify(object);
-    object = await callWebhook(webhook, object, namespace, opts, standIn);
+    object = await callWebhook(chain, webhook, object, namespace);
     const changed = JSON.stringify(object) !== before;
     for (const earlier of changedAfter) earlier.changed ||= changed;
     changedAfter.push({ webhook, changed: false });
@@ -84,7 +107,7 @@ async function admitPod(fake: FakeApiServer, opts: StandInOptions, standIn: Stan
   for (const { webhook, changed } of changedAfter) {
     if (!changed || webhook.reinvocationPolicy !== 'IfNeeded') continue;
     if (webhooksToCall({ webhooks: [webhook] }, attrs()).length === 0) continue;
-    object = await callWebhook(webhook, object, namespace, opts, standIn);
+    object = await callWebhook(chain, webhook, object, namespace);
   }
   const errors = validateStockPod(object);
   if (errors.length > 0) {
@@ -107,7 +130,8 @@ function decodePod(pod: ApiObject, fieldValidation: string, standIn: StandIn): A
   return { ...pod, spec: kept };
 }
 
-async function callWebhook(webhook: MutatingWebhook, object: ApiObject, namespace: string, opts: StandInOptions, standIn: StandIn): Promise<ApiObject> {
+async function callWebhook(chain: Chain, webhook: MutatingWebhook, object: ApiObject, namespace: string): Promise<ApiObject> {
+  const { standIn } = chain;
   const uid = randomUUID();
   const started = performance.now();
   const record = (outcome: WebhookCall['outcome'], error?: string): void => {
@@ -134,7 +158,7 @@ async function callWebhook(webhook: MutatingWebhook, object: ApiObject, namespac
   };
   let response: Record<string, unknown>;
   try {
-    response = await post(webhook, review, opts);
+    response = await post(chain, webhook, review);
     checkResponse(response, uid);
   } catch (e) {
     const message = `failed calling webhook "${webhook.name}": ${(e as Error).message}`;
@@ -181,7 +205,8 @@ function checkResponse(body: Record<string, unknown>, uid: string): void {
   }
 }
 
-function post(webhook: MutatingWebhook, review: unknown, opts: StandInOptions): Promise<Record<string, unknown>> {
+function post(chain: Chain, webhook: MutatingWebhook, review: unknown): Promise<Record<string, unknown>> {
+  const { opts } = chain;
   const svc = webhook.clientConfig.service;
   if (svc === undefined) throw new Error('only service webhooks are supported by the stand-in');
   const target = opts.resolveService({ namespace: svc.namespace, name: svc.name, port: svc.port ?? 443 });
@@ -202,7 +227,7 @@ function post(webhook: MutatingWebhook, review: unknown, opts: StandInOptions): 
         checkServerIdentity: (_host, cert) => (cert.subjectaltname?.split(', ').includes(`DNS:${svc.name}.${svc.namespace}.svc`) ? undefined : new Error(`x509: certificate is not valid for ${svc.name}.${svc.namespace}.svc`)),
         headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
         timeout: timeoutMs,
-        agent: false,
+        agent: chain.agent ?? false,
       },
       (res) => {
         const chunks: Buffer[] = [];

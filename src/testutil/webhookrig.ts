@@ -27,6 +27,8 @@ export interface WebhookRigOptions {
   variant?: 'deploy/coredns' | 'deploy/nodecache' | 'deploy';
   /** Namespace labels (`dns.kdns.io/policy`), as the stand-in's namespace informer sees them. */
   namespaceLabels?: Record<string, Record<string, string>>;
+  /** The stand-in keeps connections to the webhook open, as kube-apiserver does (benchmarks). */
+  keepAlive?: boolean;
   /** Certificate lifetimes and checks, for rotation tests. */
   certTiming?: Partial<Pick<SecretCertSourceOptions, 'caValidityMs' | 'certValidityMs' | 'checkIntervalMs' | 'renewAfterFraction' | 'bundlePropagationMs'>>;
 }
@@ -101,6 +103,7 @@ export async function startWebhookRig(opts: WebhookRigOptions, replicas = 1): Pr
     // kube-proxy's part: the Service's port reaches one of the replicas, round robin.
     resolveService: () => ({ host: '127.0.0.1', port: backends[next++ % backends.length] ?? 1 }),
     namespaceLabels: (ns) => opts.namespaceLabels?.[ns] ?? {},
+    ...(opts.keepAlive !== undefined ? { keepAlive: opts.keepAlive } : {}),
   });
   const caBundleWritten = async (): Promise<void> => {
     await waitFor(() => ((api.get(MWC_PATH, undefined, WEBHOOK_CONFIGURATION)?.['webhooks'] as Array<{ clientConfig: { caBundle?: string } }>) ?? []).every((w) => (w.clientConfig.caBundle ?? '') !== ''), 20_000);
