@@ -426,6 +426,37 @@ static napi_value udp_connect(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// setReceiveBuffer(socket, bytes): asks the kernel for a receive buffer of `bytes` (what
+// getsockopt reports, the kernel's doubled figure) and returns what the socket has afterwards.
+// SO_RCVBUF is capped by net.core.rmem_max; where that cap leaves less than asked, SO_RCVBUFFORCE
+// is tried, which the kernel grants only with CAP_NET_ADMIN (the node cache has it) — as
+// unbound's so-rcvbuf does. Never shrinks a buffer.
+static napi_value udp_set_receive_buffer(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  udp_socket *s = socket_call(env, info, 2, argv);
+  if (!s) return NULL;
+  int32_t want;
+  CHECK(napi_get_value_int32(env, argv[1], &want));
+  int have = 0;
+  socklen_t len = sizeof have;
+  if (s->fd >= 0) {
+    getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &have, &len);
+    if (want > have) {
+      int half = want / 2;  // the kernel doubles what it is given (room for its bookkeeping)
+      setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &half, sizeof half);
+      len = sizeof have;
+      getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &have, &len);
+      if (have < want && setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &half, sizeof half) == 0) {
+        len = sizeof have;
+        getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &have, &len);
+      }
+    }
+  }
+  napi_value out;
+  napi_create_int32(env, have, &out);
+  return out;
+}
+
 // sendTo(socket, buffer, address): one datagram to the sockaddr bytes address (from meta).
 // Returns 0, or an errno when it could not be sent.
 static napi_value udp_send_to(napi_env env, napi_callback_info info) {
@@ -491,6 +522,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sendTo", NULL, udp_send_to, NULL, NULL, NULL, napi_default, NULL},
       {"sendBatch", NULL, udp_send_batch, NULL, NULL, NULL, napi_default, NULL},
       {"connect", NULL, udp_connect, NULL, NULL, NULL, napi_default, NULL},
+      {"setReceiveBuffer", NULL, udp_set_receive_buffer, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;

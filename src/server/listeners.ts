@@ -4,7 +4,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
-import { listenUdpNative, MAX_UDP_QUERY, nativeUdp } from './nativeudp.js';
+import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY, nativeUdp } from './nativeudp.js';
 import type { ClientInfo } from './request.js';
 import { ConnectionTable, DEFAULT_TCP_LIMITS, TcpConnection, type TcpLimits } from './tcpconn.js';
 
@@ -63,7 +63,9 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
 async function listenUdpDgram(address: string, port: number, dispatcher: Dispatcher): Promise<Listener> {
   const wildcard = address === '';
   const type = wildcard || net.isIPv6(address) ? 'udp6' : 'udp4';
-  const socket = dgram.createSocket({ type, ipv6Only: false, lookup: literalLookup(type === 'udp6' ? 6 : 4) });
+  // The same receive buffer as the native socket's (see LISTENER_RECEIVE_BUFFER); node asks for
+  // it once bound, and the kernel caps it at net.core.rmem_max.
+  const socket = dgram.createSocket({ type, ipv6Only: false, lookup: literalLookup(type === 'udp6' ? 6 : 4), recvBufferSize: LISTENER_RECEIVE_BUFFER / 2 });
   const bindTo = wildcard ? '::' : address;
   await new Promise<void>((resolveBind, reject) => {
     socket.once('error', reject);
