@@ -106,8 +106,9 @@ export function register(program: Command, io: CliIO = processIO): void {
     .addHelpText(
       'after',
       `
-Examples:
-  kubectl -n kube-system port-forward deploy/kdns 9155 &
+Examples (the workloads plugin in the Corefile of deploy/coredns; a node cache counts the pods of
+its own node: port-forward that node's node-local-dns pod instead):
+  kubectl -n kube-system port-forward deployment/coredns 9155 &
   kdns top
   kdns top --sort amplification -o wide`,
     )
