@@ -1,12 +1,14 @@
 // The /metrics text is an interface: dashboards, alerts and recording rules read it by name,
 // label and layout. These tests pin the text kdns serves, byte for byte where the values are
 // kdns's own, so that a change of a dependency or of the rendering cannot alter it unnoticed.
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry, collectProcessMetrics } from '../../server/promclient.js';
+import { Registry } from '../../server/promclient.js';
+import { collectProcessMetrics } from './process.js';
 import { gauge } from '../../server/metrics.js';
 import { dnsMetrics, kdnsVersion, setBuildInfo } from './metrics.js';
 import { scrapeText } from './exposition.js';
+import { batchedHistogram } from './series.js';
 
 /** A registry as `prometheus` sets one up (process metrics, plugin_enabled, DNS families, build info), with fixed counts. */
 function servedRegistry(): Registry {
@@ -170,4 +172,55 @@ test('every sample line is NAME{LABELS} VALUE with a number for VALUE', async ()
     .filter((l) => l !== '' && !l.startsWith('# '))
     .filter((l) => !/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (-?[0-9.e+-]+|\+Inf|-Inf|Nan)$/.test(l));
   assert.deepEqual(bad, []);
+});
+
+test("registry.metrics() (prom-client's writer, used by the node cache's endpoint) writes the DNS families the same", async () => {
+  const registry = servedRegistry();
+  const dnsOnly = (text: string): string =>
+    families(text)
+      .filter(([name]) => !PROCESS_FAMILY.test(name))
+      .map(([, lines]) => lines.join('\n'))
+      .join('\n\n');
+  assert.equal(dnsOnly(await registry.metrics()), dnsOnly(await scrapeText(registry)));
+});
+
+describe('a histogram family as text', () => {
+  const cases: Array<{ what: string; labels: string[]; values: string[]; observe: number[]; want: string }> = [
+    {
+      what: 'no labels: braces only around le',
+      labels: [],
+      values: [],
+      observe: [0.5, 3],
+      want: '# HELP h_seconds help\n# TYPE h_seconds histogram\nh_seconds_bucket{le="1"} 1\nh_seconds_bucket{le="2"} 1\nh_seconds_bucket{le="+Inf"} 2\nh_seconds_sum 3.5\nh_seconds_count 2\n',
+    },
+    {
+      what: 'a series made but never observed shows zeros',
+      labels: ['to'],
+      values: ['10.0.0.1:53'],
+      observe: [],
+      want: '# HELP h_seconds help\n# TYPE h_seconds histogram\nh_seconds_bucket{le="1",to="10.0.0.1:53"} 0\nh_seconds_bucket{le="2",to="10.0.0.1:53"} 0\nh_seconds_bucket{le="+Inf",to="10.0.0.1:53"} 0\nh_seconds_sum{to="10.0.0.1:53"} 0\nh_seconds_count{to="10.0.0.1:53"} 0\n',
+    },
+    {
+      what: 'sums print as JavaScript prints them, unrounded',
+      labels: ['to'],
+      values: ['a'],
+      observe: [0.1, 0.2],
+      want: '# HELP h_seconds help\n# TYPE h_seconds histogram\nh_seconds_bucket{le="1",to="a"} 2\nh_seconds_bucket{le="2",to="a"} 2\nh_seconds_bucket{le="+Inf",to="a"} 2\nh_seconds_sum{to="a"} 0.30000000000000004\nh_seconds_count{to="a"} 2\n',
+    },
+    {
+      what: 'a value equal to a bound counts in that bucket (le is "less or equal")',
+      labels: ['to'],
+      values: ['a'],
+      observe: [1, 2],
+      want: '# HELP h_seconds help\n# TYPE h_seconds histogram\nh_seconds_bucket{le="1",to="a"} 1\nh_seconds_bucket{le="2",to="a"} 2\nh_seconds_bucket{le="+Inf",to="a"} 2\nh_seconds_sum{to="a"} 3\nh_seconds_count{to="a"} 2\n',
+    },
+  ];
+  for (const c of cases) {
+    test(c.what, async () => {
+      const registry = new Registry();
+      const cell = batchedHistogram(registry, 'h_seconds', 'help', c.labels, [1, 2]).cell(c.values);
+      for (const v of c.observe) cell.observe(v);
+      assert.deepEqual([await scrapeText(registry), await registry.metrics()], [c.want, c.want]);
+    });
+  }
 });

@@ -13,6 +13,7 @@ import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin,
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
 import { endpointFor, type HttpAddress } from '../health/endpoint.js';
+import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';
 import type { CounterCell, HistogramCell } from './series.js';
 
@@ -241,7 +242,7 @@ export class PrometheusPlugin implements Plugin {
   }
 
   private async scrape(res: ServerResponse): Promise<void> {
-    const body = await this.registry.metrics();
+    const body = await scrapeText(this.registry);
     res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(body);
   }
 

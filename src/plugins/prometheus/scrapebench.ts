@@ -1,15 +1,17 @@
 // Micro-benchmark (not a test): what one /metrics scrape costs with a realistic set of series.
 //   npx tsx src/plugins/prometheus/scrapebench.ts [SCRAPES]
 // Instruction counts do not depend on what else runs on the machine; compare two versions with
-//   valgrind --tool=callgrind --callgrind-out-file=/dev/null node --import tsx src/plugins/prometheus/scrapebench.ts 0
-//   valgrind --tool=callgrind --callgrind-out-file=/dev/null node --import tsx src/plugins/prometheus/scrapebench.ts 200
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.0 node --import tsx src/plugins/prometheus/scrapebench.ts 0
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.200 node --import tsx src/plugins/prometheus/scrapebench.ts 200
+//   grep ^summary /tmp/cg.0 /tmp/cg.200
 // and divide the difference of the two totals by the number of scrapes.
 //
 // The series: 2 listeners × 3 zones × 6 query types of request counters and durations, sizes
 // per transport, responses per rcode, and a forwarder's 3 upstreams × 3 rcodes of durations:
 // about 1,100 sample lines, as a busy cluster DNS server shows.
 
-import { Registry, collectProcessMetrics } from '../../server/promclient.js';
+import { Registry } from '../../server/promclient.js';
+import { collectProcessMetrics } from './process.js';
 import { batchedHistogram } from './series.js';
 import { DURATION_BUCKETS, dnsMetrics, setBuildInfo } from './metrics.js';
 import { scrapeText } from './exposition.js';

@@ -1,4 +1,5 @@
-import { collectProcessMetrics, type Registry } from '../../server/promclient.js';
+import type { Registry } from '../../server/promclient.js';
+import { collectProcessMetrics } from './process.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { parseHttpAddress } from '../health/endpoint.js';
