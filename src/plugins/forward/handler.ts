@@ -1,8 +1,8 @@
 // forward: sends queries for its zone to upstream servers and returns their replies as they
 // came (wire bytes, the client's ID put back). Upstreams are tried in the policy's order; one
 // that errors is health-checked in the background and skipped once it is down; a query whose
-// upstream failed goes to the next one while the request deadline lasts, so clients see
-// SERVFAIL only when no upstream could answer.
+// upstream failed goes to the next one, and to those that timed out again, while the request
+// deadline lasts, so clients see SERVFAIL only when no upstream could answer.
 import { DnsClient, type Proto } from '../../dnsclient/client.js';
 import { ExchangeError } from '../../dnsclient/errors.js';
 import { isWellFormedMessage } from '../../dns/codec.js';
@@ -176,51 +176,59 @@ export class Forwarder implements Plugin {
   }
 
   /**
-   * The upstreams in order until one answers. One async function for the whole miss, the
-   * exchange written out in it: every async layer is a promise and a microtask more per query.
+   * The upstreams in order until one answers, then again those that only timed out, while the
+   * request deadline lasts. One async function for the whole miss, the exchange written out in
+   * it: every async layer is a promise and a microtask more per query.
    */
   private async forward(req: DnsRequest, next: Next): Promise<Reply | undefined> {
     try {
-      const { order, broken } = this.attemptOrder();
-      const refused = this.refusal(req, order, broken);
+      const { order: first, broken } = this.attemptOrder();
+      const refused = this.refusal(req, first, broken);
       if (refused) return refused;
       const deadline = Date.now() + this.timing.deadlineMs;
       let lastError: unknown;
-      for (const u of order) {
-        const left = deadline - Date.now();
-        if (left <= 0) break;
-        let wire: Buffer;
-        // One upstream, one query: the request's own bytes (a plugin before us that wants to
-        // change what goes upstream derives a new request), over the client's transport unless
-        // force_tcp or prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
-        const timeoutMs = Math.min(this.timing.exchangeTimeoutMs, left);
-        const proto = this.protoFor(req);
-        // performance.now() rather than hrtime.bigint(): no BigInt to allocate per exchange.
-        const started = performance.now();
-        try {
-          u.cells.requests.inc();
-          wire = await u.client.exchange(req.raw, proto, timeoutMs);
-          if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
-            wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - (performance.now() - started)));
+      let order = first;
+      while (order.length > 0) {
+        /** Upstreams of this round that did not answer in time: maybe a datagram was lost. */
+        const timedOut: Upstream[] = [];
+        for (const u of order) {
+          const left = deadline - Date.now();
+          if (left <= 0) break;
+          let wire: Buffer;
+          // One upstream, one query: the request's own bytes (a plugin before us that wants to
+          // change what goes upstream derives a new request), over the client's transport unless
+          // force_tcp or prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
+          const timeoutMs = Math.min(this.timing.exchangeTimeoutMs, left);
+          const proto = this.protoFor(req);
+          // performance.now() rather than hrtime.bigint(): no BigInt to allocate per exchange.
+          const started = performance.now();
+          try {
+            u.cells.requests.inc();
+            wire = await u.client.exchange(req.raw, proto, timeoutMs);
+            if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
+              wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - (performance.now() - started)));
+            }
+            // The reply goes to the client as it came: one that does not parse is a failed exchange
+            // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
+            if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
+          } catch (e) {
+            lastError = e;
+            if (this.options.maxFails > 0) u.health.trigger();
+            if (e instanceof ExchangeError && e.kind === 'timeout') timedOut.push(u);
+            continue;
           }
-          // The reply goes to the client as it came: one that does not parse is a failed exchange
-          // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
-          if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
-        } catch (e) {
-          lastError = e;
-          if (this.options.maxFails > 0) u.health.trigger();
-          continue;
+          const rcode = replyRcode(wire);
+          // Recorded under the reply's RCODE, as CoreDNS does; an exchange with no reply records none.
+          u.cells.duration(rcode).observe((performance.now() - started) / 1e3);
+          u.cells.response(rcode).inc();
+          req.metadata.set('forward/upstream', u.label);
+          if (this.nextRcodes.has(rcode)) {
+            const fromNext = await next(req);
+            if (fromNext) return fromNext;
+          }
+          return Reply.fromWire(wire, rcode);
         }
-        const rcode = replyRcode(wire);
-        // Recorded under the reply's RCODE, as CoreDNS does; an exchange with no reply records none.
-        u.cells.duration(rcode).observe((performance.now() - started) / 1e3);
-        u.cells.response(rcode).inc();
-        req.metadata.set('forward/upstream', u.label);
-        if (this.nextRcodes.has(rcode)) {
-          const fromNext = await next(req);
-          if (fromNext) return fromNext;
-        }
-        return Reply.fromWire(wire, rcode);
+        order = this.retryOrder(timedOut, broken, deadline);
       }
       const why = lastError === undefined ? 'no healthy upstreams' : describe(lastError);
       this.log.debug(`${req.qname} ${req.qtype}: ${why}`);
@@ -228,6 +236,19 @@ export class Forwarder implements Plugin {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /**
+   * Who gets the query again once every upstream of a round has failed. As CoreDNS, forward goes
+   * on asking while the request deadline lasts: a UDP query or its reply lost on the way (a full
+   * socket buffer at either end) costs the query one exchange timeout, not its answer. Only
+   * upstreams that timed out are asked again, and only while not down: one that refused or cannot
+   * be reached has said so, and asking it again at once would only spin. An upstream picked at
+   * random because every one was down is tried once (as CoreDNS).
+   */
+  private retryOrder(timedOut: readonly Upstream[], broken: boolean, deadline: number): readonly Upstream[] {
+    if (broken || deadline - Date.now() <= 0) return [];
+    return timedOut.filter((u) => !u.health.isDown(this.options.maxFails));
   }
 
   private protoFor(req: DnsRequest): Proto {
