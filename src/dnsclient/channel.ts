@@ -1,12 +1,16 @@
 // What the UDP channels (node:dgram in udp.ts, the native socket in nativechannel.ts) share:
-// queries in PendingQueries, and retiring — no new queries, closed once the last is settled.
+// queries in PendingQueries, the room their replies may take in the receive buffer (rcvbuf.ts),
+// and retiring — no new queries, closed once the last is settled.
 import { PendingQueries } from './pending.js';
+import { DEFAULT_RECEIVE_BUFFER } from './rcvbuf.js';
 
 export abstract class UdpChannelBase {
   protected readonly pending: PendingQueries;
   private retiring = false;
   closed = false;
   readonly openedAt = Date.now();
+  /** The socket's receive buffer in bytes, as the kernel counts it. */
+  protected capacity = DEFAULT_RECEIVE_BUFFER;
 
   constructor(upstream: string) {
     this.pending = new PendingQueries('udp', upstream);
@@ -16,7 +20,16 @@ export abstract class UdpChannelBase {
     return this.pending.size;
   }
 
-  abstract exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer>;
+  /**
+   * True while a reply costing `cost` (replyCost) fits the receive buffer beside the replies of
+   * the queries in flight; a channel with nothing in flight takes any query.
+   */
+  fits(cost: number): boolean {
+    return this.pending.size === 0 || this.pending.reserved + cost <= this.capacity;
+  }
+
+  /** `cost`: receive-buffer bytes held for the reply while the query is in flight (replyCost). */
+  abstract exchange(query: Uint8Array, questionEnd: number, timeoutMs: number, cost: number): Promise<Buffer>;
 
   /** Lets go of the socket (the queries in flight are failed already). */
   protected abstract release(): void;

@@ -8,6 +8,7 @@ import net from 'node:net';
 import { constants } from 'node:os';
 import { describeSocketError, ExchangeError } from './errors.js';
 import { UdpChannelBase } from './channel.js';
+import { UPSTREAM_RECEIVE_BUFFER } from './rcvbuf.js';
 import type { NativeSocket, NativeUdp } from '../server/nativeudp.js';
 
 const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n, name]));
@@ -68,6 +69,7 @@ export class NativeUdpChannel extends UdpChannelBase {
     try {
       const { rx, meta, tx, txmeta } = this.buffers;
       socket = addon.open(v6 ? 6 : 4, v6 ? '::' : '0.0.0.0', 0, rx, meta, tx, txmeta, this.onBatch);
+      this.capacity = addon.setReceiveBuffer(socket, UPSTREAM_RECEIVE_BUFFER);
       const rc = addon.connect(socket, host, port);
       if (rc !== 0) failure = errnoError(rc, 'connect');
     } catch (e) {
@@ -81,9 +83,9 @@ export class NativeUdpChannel extends UdpChannelBase {
     }
   }
 
-  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number, cost: number): Promise<Buffer> {
     if (this.failure) return Promise.reject(this.failure);
-    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled);
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled, cost);
     if (this.queued.length === 0) process.nextTick(this.flush);
     this.queued.push(wire);
     if (this.queued.length === this.addon.BATCH) this.flush();

@@ -16,6 +16,8 @@ interface Waiting extends Deadline {
   callerId: number;
   timeoutMs: number;
   onSettled: () => void;
+  /** Receive-buffer bytes held for its reply (see `reserved`). */
+  cost: number;
 }
 
 /** Above this many queries in flight a transport opens another socket rather than share IDs thinner. */
@@ -23,8 +25,11 @@ export const MAX_IN_FLIGHT_PER_SOCKET = 8192;
 
 export class PendingQueries {
   private readonly waiting = new Map<number, Waiting>();
+  /** Sum of the `cost` of the queries in flight: what their replies may take of the socket's receive buffer. */
+  reserved = 0;
   private readonly deadlines = new DeadlineQueue<Waiting>((w) => {
     this.waiting.delete(w.id);
+    this.reserved -= w.cost;
     w.reject(new ExchangeError('timeout', this.proto, this.upstream, `no reply within ${w.timeoutMs} ms`));
     w.onSettled();
   });
@@ -41,9 +46,10 @@ export class PendingQueries {
   /**
    * Registers a query and returns the bytes to send (a copy of `query` under a fresh ID) and the
    * promise of its reply. The clock starts now, so connecting counts against the same budget.
-   * `onSettled` runs after the query is answered, fails or times out.
+   * `onSettled` runs after the query is answered, fails or times out. `cost` is added to
+   * `reserved` while the query waits.
    */
-  add(query: Uint8Array, questionEnd: number, timeoutMs: number, onSettled: () => void): { wire: Buffer; reply: Promise<Buffer> } {
+  add(query: Uint8Array, questionEnd: number, timeoutMs: number, onSettled: () => void, cost = 0): { wire: Buffer; reply: Promise<Buffer> } {
     const id = freeId(this.waiting);
     const wire = Buffer.allocUnsafe(query.length);
     wire.set(query);
@@ -65,7 +71,9 @@ export class PendingQueries {
       callerId: readU16(query, 0),
       timeoutMs,
       onSettled,
+      cost,
     };
+    this.reserved += cost;
     this.waiting.set(id, w);
     this.deadlines.add(w);
     return { wire, reply };
@@ -104,6 +112,7 @@ export class PendingQueries {
   failAll(kind: ExchangeFailure | ((sent: Buffer) => ExchangeFailure), detail: string): void {
     const all = [...this.waiting.values()];
     this.waiting.clear();
+    this.reserved = 0;
     this.deadlines.clear();
     for (const w of all) {
       w.done = true;
@@ -114,6 +123,7 @@ export class PendingQueries {
 
   private settle(w: Waiting): void {
     this.waiting.delete(w.id);
+    this.reserved -= w.cost;
     w.done = true;
     this.deadlines.trim();
   }

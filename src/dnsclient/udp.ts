@@ -7,6 +7,7 @@ import net from 'node:net';
 import { describeSocketError } from './errors.js';
 import { NativeUdpChannel } from './nativechannel.js';
 import { MAX_IN_FLIGHT_PER_SOCKET } from './pending.js';
+import { replyCost, UPSTREAM_RECEIVE_BUFFER } from './rcvbuf.js';
 import { UdpChannelBase } from './channel.js';
 import { nativeUdp } from '../server/nativeudp.js';
 
@@ -30,7 +31,9 @@ class UdpChannel extends UdpChannelBase {
 
   constructor(host: string, port: number, upstream: string) {
     super(upstream);
-    this.socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+    // node asks the kernel for the buffer once the socket is bound (connect binds it); the kernel
+    // doubles the figure, as the native socket's setReceiveBuffer accounts for.
+    this.socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4', recvBufferSize: UPSTREAM_RECEIVE_BUFFER / 2 });
     this.socket.on('message', (msg) => this.pending.deliver(msg));
     this.socket.on('error', (e) => {
       // An error before connecting means the socket never will (bind failed: no such family).
@@ -47,14 +50,17 @@ class UdpChannel extends UdpChannelBase {
       // done, and the queries waiting on it fail as the kernel said.
       this.socket.connect(port, host, (err?: Error | null) => {
         if (err) this.fail(err);
-        else this.connected = true;
+        else {
+          this.connected = true;
+          this.capacity = this.socket.getRecvBufferSize();
+        }
         resolve();
       });
     });
   }
 
-  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
-    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled);
+  exchange(query: Uint8Array, questionEnd: number, timeoutMs: number, cost: number): Promise<Buffer> {
+    const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled, cost);
     if (this.connected) this.send(wire);
     else void this.connecting.then(() => this.send(wire));
     return reply;
@@ -104,8 +110,12 @@ export class UdpTransport {
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
     const now = Date.now();
     this.lastUsed = now;
+    const cost = replyCost(query, questionEnd);
     let ch = this.current;
-    if (!ch || ch.closed || now - ch.openedAt >= this.expireMs || ch.inFlight >= MAX_IN_FLIGHT_PER_SOCKET) {
+    // A socket whose receive buffer could not hold one more reply beside those it waits for is
+    // retired (it closes once they are in) and the query goes out on a fresh one: a reply the
+    // kernel drops for want of room costs its query the whole exchange timeout.
+    if (!ch || ch.closed || now - ch.openedAt >= this.expireMs || ch.inFlight >= MAX_IN_FLIGHT_PER_SOCKET || !ch.fits(cost)) {
       ch?.retire();
       ch = this.open();
       this.current = ch;
@@ -116,7 +126,7 @@ export class UdpTransport {
       this.stats.hits++;
       this.counters?.hit.inc();
     }
-    const reply = ch.exchange(query, questionEnd, timeoutMs);
+    const reply = ch.exchange(query, questionEnd, timeoutMs, cost);
     if (this.expireMs === 0) ch.retire();
     return reply;
   }
