@@ -1,19 +1,21 @@
-// The Kubernetes API source: list + watch per kind through @kubernetes/client-node (its
-// KubeConfig for kubeconfig files, in-cluster service accounts and TLS; its Watch for the
-// streaming protocol). One reflector per kind keeps the store current:
+// The Kubernetes API source: list + watch per kind. @kubernetes/client-node reads the
+// kubeconfig (files, in-cluster service accounts, TLS, exec and token credentials) and sends the
+// lists; kdns reads the watch streams itself. One reflector per kind keeps the store current:
 //
 //   list (paged) → replace the kind in the store → watch from the list's resourceVersion
 //   → events and bookmarks → on a dropped connection, watch again from the last version seen
 //   (backoff, reset after a healthy period) → on 410 Gone (history compacted), list again.
 //
-// Every watch (this source's and the operator's) goes through watchStream, which replaces
-// client-node's 30 s inactivity limit: a quiet kind only hears a bookmark about once a minute.
+// Every watch (this source's and the operator's) goes through watchStream, whose idle limit
+// (2.5 min by default) outlasts the minute between an API server's bookmarks on a quiet kind.
 //
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
 // a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
 
 import './node20.js';
 import { existsSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterSource, SourceLog } from './source.js';
 import { ClusterStore, type StoredKind } from './store.js';
@@ -393,29 +395,45 @@ export interface WatchHooks {
   onIdle?: () => void;
 }
 
-/** client-node's Watch keeps its inactivity limit in a field its types mark private. */
-interface IdleLimited {
-  requestTimeoutMs: number;
+/** The error a watch ends with when nothing arrived within its idle limit. */
+class IdleTimeout extends Error {}
+
+/** A GET of `url` through node:http(s), with the TLS material, proxy agent and credentials the kubeconfig gives (client-node's public applyToHTTPSOptions). */
+async function apiRequest(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+  const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ...opts, signal }, (res) => resolve({ req, res }));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The whole body of a response that is not the stream asked for (an error Status), for the message. */
+function readBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (body.length < 4096) body += chunk;
+    });
+    res.on('end', () => resolve(body));
+    res.on('error', () => resolve(body));
+  });
 }
 
 /**
- * Replaces client-node's 30 s inactivity limit on `w`. Fails loudly if a client-node release
- * renames the field, rather than silently reconnecting every 30 s again.
- */
-function setIdleTimeout(w: object, ms: number): void {
-  const limited = w as IdleLimited;
-  if (typeof limited.requestTimeoutMs !== 'number') throw new Error('@kubernetes/client-node Watch has no requestTimeoutMs: the watch idle timeout cannot be set');
-  limited.requestTimeoutMs = ms;
-}
-
-/**
- * One watch request through client-node: `onEvent` gets ADDED, MODIFIED, DELETED and BOOKMARK.
- * Resolves when the server ends the watch (its timeoutSeconds) or the caller stops; rejects
- * with GoneError on 410 (as HTTP status or as an in-stream ERROR), and with an Error on other
- * failures or a dropped connection. `idleTimeoutMs` without a byte ends it too (resolved).
+ * One watch request: `onEvent` gets ADDED, MODIFIED, DELETED and BOOKMARK. Resolves when the
+ * server ends the watch (its timeoutSeconds) or the caller stops; rejects with GoneError on 410
+ * (as HTTP status or as an in-stream ERROR), and with an Error on other failures or a dropped
+ * connection. `idleTimeoutMs` without a byte (connecting included) ends it too (resolved,
+ * `hooks.onIdle`). kdns makes the request itself rather than through client-node's Watch, whose
+ * inactivity limit (30 s, shorter than the minute between an API server's bookmarks) has no
+ * public setting. `_client` is unused: the kubeconfig carries all the request needs.
  */
 export async function watchStream(
-  client: ClientModule,
+  _client: ClientModule,
   kc: KubeConfig,
   path: string,
   params: Record<string, string | boolean | number>,
@@ -423,46 +441,115 @@ export async function watchStream(
   onEvent: (type: string, obj: unknown) => void,
   hooks: WatchHooks,
 ): Promise<void> {
-  const w = new client.Watch(kc);
-  setIdleTimeout(w, idleTimeoutMs);
-  let controller: AbortController | undefined;
-  await new Promise<void>((resolve, reject) => {
-    let gone = false;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('no current cluster in kubeconfig');
+  const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+  url.searchParams.set('watch', 'true');
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
+
+  const controller = new AbortController();
+  hooks.onController(controller);
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = (): void => {
+    clearTimeout(idle);
+    idle = setTimeout(() => controller.abort(new IdleTimeout(`watch ${path}: nothing for ${idleTimeoutMs} ms`)), idleTimeoutMs);
+    idle.unref();
+  };
+  /** How the stream ended, whatever the cause: stopped, idle, or the error to report. */
+  const outcome = (err: unknown): 'stopped' | 'idle' | Error => {
+    if (controller.signal.reason instanceof IdleTimeout) return 'idle';
+    if (hooks.stopped()) return 'stopped';
+    if (err instanceof Error) return err;
+    return new Error(String(err));
+  };
+  armIdle();
+  try {
+    let res: IncomingMessage;
+    try {
+      ({ res } = await apiRequest(kc, url, controller.signal));
+    } catch (e) {
+      const o = outcome(e);
+      if (o === 'idle') hooks.onIdle?.();
+      if (typeof o === 'string') return;
+      throw new Error(`watch ${path}: ${o.message}`);
+    }
+    if (res.statusCode === 410) {
+      res.resume();
+      throw new GoneError(`watch ${path}`);
+    }
+    if (res.statusCode !== 200) {
+      const body = await readBody(res);
+      throw new Error(`watch ${path}: HTTP ${res.statusCode ?? '?'}: ${statusMessage(body)}`);
+    }
+    armIdle();
+    await readEvents(res, path, armIdle, onEvent, () => controller.abort()).catch((e: unknown) => {
+      const o = outcome(e);
+      if (o === 'idle') hooks.onIdle?.();
+      if (typeof o !== 'string') throw o;
+    });
+  } finally {
+    clearTimeout(idle);
+    controller.abort();
+  }
+}
+
+/**
+ * Reads newline-delimited watch events until the server ends the response. Rejects with
+ * GoneError on an in-stream 410, with the server's error on another ERROR event or an error
+ * `onEvent` threw (after `stop()`), and with the stream's error on a dropped connection.
+ */
+function readEvents(res: IncomingMessage, path: string, onData: () => void, onEvent: (type: string, obj: unknown) => void, stop: () => void): Promise<void> {
+  return new Promise((resolve, reject) => {
     let failed: Error | undefined;
-    const event = (type: string, obj: unknown): void => {
-      if (gone || failed) return;
+    let partial = '';
+    const line = (text: string): void => {
+      let event: { type?: unknown; object?: unknown };
       try {
-        if (type === 'ERROR') {
-          const status = (obj ?? {}) as { code?: unknown; message?: unknown };
-          if (status.code === 410) gone = true;
-          else failed = new Error(`watch ${path}: server error ${String(status.code)}: ${String(status.message ?? '')}`);
-        } else onEvent(type, obj);
-      } catch (e) {
-        failed = e as Error;
+        event = JSON.parse(text) as { type?: unknown; object?: unknown };
+      } catch {
+        return; // not an event: skipped, as client-node's Watch does
       }
-      if (gone || failed) controller?.abort();
-    };
-    const done = (err: unknown): void => {
-      if (gone) return reject(new GoneError(`watch ${path}`));
-      if (failed) return reject(failed);
-      if (hooks.stopped()) return resolve();
-      const e = err as { statusCode?: number; name?: string; message?: string } | null;
-      if (e?.statusCode === 410) return reject(new GoneError(`watch ${path}`));
-      // Silent past the idle limit: the caller resumes from its last version, which is cheap.
-      if (e?.name === 'TimeoutError') {
-        hooks.onIdle?.();
-        return resolve();
+      if (typeof event.type !== 'string') return;
+      if (event.type === 'ERROR') {
+        const status = (event.object ?? {}) as { code?: unknown; message?: unknown };
+        failed = status.code === 410 ? new GoneError(`watch ${path}`) : new Error(`watch ${path}: server error ${String(status.code)}: ${String(status.message ?? '')}`);
+        return;
       }
-      if (e) return reject(new Error(`watch ${path}: ${e.message ?? String(err)}`));
-      resolve();
+      onEvent(event.type, event.object);
     };
-    w.watch(path, params, event, done).then(
-      (c) => {
-        controller = c;
-        hooks.onController(c);
-      },
-      (e: unknown) => reject(e as Error),
-    );
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      onData();
+      if (failed) return;
+      partial += chunk;
+      let nl = partial.indexOf('\n');
+      while (nl >= 0 && !failed) {
+        const text = partial.slice(0, nl);
+        partial = partial.slice(nl + 1);
+        try {
+          if (text.trim() !== '') line(text);
+        } catch (e) {
+          failed = e instanceof Error ? e : new Error(String(e));
+        }
+        nl = partial.indexOf('\n');
+      }
+      if (failed) {
+        stop();
+        reject(failed);
+      }
+    });
+    res.on('end', () => {
+      if (failed) return;
+      if (partial.trim() !== '') line(partial);
+      if (failed) reject(failed);
+      else resolve();
+    });
+    // A connection cut mid-stream, or the request aborted (stopped, idle): 'aborted' then 'error'
+    // or 'close' without 'end', depending on the Node.js version.
+    res.on('error', (e) => reject(failed ?? e));
+    res.on('close', () => {
+      if (!res.complete) reject(failed ?? new Error('connection closed before the watch ended'));
+    });
   });
 }
 
