@@ -99,6 +99,20 @@ function must(r: { status: number | null; stdout?: string | null; stderr?: strin
  * `binds` entry (path inside → host path, file or directory) mounted over its path. Changes to a
  * bound host directory show inside at once, as a ConfigMap update does in a pod.
  */
+/**
+ * One bind mount of the sandbox. A missing mount point is made only under /etc and /run, which
+ * are overlays on scratch directories; anywhere else it would be made on the host's own
+ * filesystem and outlive the test (an empty /usr/sbin/iptables once hid Debian's iptables from
+ * a later install), so there a missing mount point stops the sandbox, naming it.
+ */
+function mountLine(inside: string, host: string, q: (s: string) => string): string {
+  const overlaid = inside.startsWith('/etc/') || inside.startsWith('/run/');
+  const create = overlaid
+    ? `if [ -d ${q(host)} ]; then mkdir -p ${q(inside)}; elif [ ! -e ${q(inside)} ]; then mkdir -p "$(dirname ${q(inside)})"; touch ${q(inside)}; fi`
+    : `if [ ! -e ${q(inside)} ]; then echo "sandbox: ${inside} does not exist on this host to mount over (install what provides it)" >&2; exit 1; fi`;
+  return `${create}; mount --bind ${q(host)} ${q(inside)}`;
+}
+
 export class Sandbox {
   readonly scratch: string;
 
@@ -119,7 +133,7 @@ export class Sandbox {
       'set -e',
       `mount -t overlay overlay -o lowerdir=/etc,upperdir=${q(`${s}/etc-up`)},workdir=${q(`${s}/etc-work`)} /etc`,
       `mount -t overlay overlay -o lowerdir=/run,upperdir=${q(`${s}/run-up`)},workdir=${q(`${s}/run-work`)} /run`,
-      ...Object.entries(this.binds).map(([inside, host]) => `if [ -d ${q(host)} ]; then mkdir -p ${q(inside)}; elif [ ! -e ${q(inside)} ]; then mkdir -p "$(dirname ${q(inside)})"; touch ${q(inside)}; fi; mount --bind ${q(host)} ${q(inside)}`),
+      ...Object.entries(this.binds).map(([inside, host]) => mountLine(inside, host, q)),
       'exec "$@"',
     ];
     return ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', lines.join('\n'), 'sandbox', ...cmd];
