@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RunContext, RunResult } from './results.js';
+import { groupRuns, median, ratioTable, summarize } from './summarize.js';
+
+const CONTEXT: RunContext = {
+  session: '2026-11-27T12:00:00Z',
+  kdns: 'abc123 (working tree)',
+  nodes: ['v20.20.2'],
+  dnsperf: 'dnsperf 2.10.0',
+  durationS: 15,
+  clients: 4,
+  outstanding: 100,
+  rate: null,
+  serverCpus: '0',
+  loadCpus: '1',
+  netns: true,
+  services: 10000,
+  host: '2 × test CPU',
+};
+
+function run(server: string, kind: 'kdns' | 'peer', workload: string, qps: number, cpuUs: number, rep = 1): RunResult {
+  const completed = qps * 15;
+  return {
+    context: CONTEXT,
+    rep,
+    workload,
+    server,
+    label: server,
+    kind,
+    threads: 1,
+    qps,
+    sent: completed,
+    completed,
+    lost: 0,
+    rcodes: { NOERROR: completed * 0.9, NXDOMAIN: completed * 0.1 },
+    avgLatencyMs: 0.8,
+    maxLatencyMs: 9,
+    cpuSeconds: (cpuUs * completed) / 1e6,
+    cpuUsPerQuery: cpuUs,
+    rssKiB: 65 * 1024,
+    hwmKiB: 70 * 1024,
+    serverShare: 99,
+    serverBusy: 100,
+    loadBusy: 80,
+    checks: 'ok',
+  };
+}
+
+describe('bench summary', () => {
+  it('takes the median of an odd and of an even count', () => {
+    assert.deepEqual([median([3, 1, 2]), median([4, 1, 3, 2])], [2, 2.5]);
+  });
+
+  it('divides kdns by each peer of the same workload', () => {
+    const rows = groupRuns([run('kdns', 'kdns', 'auth', 120000, 8), run('unbound', 'peer', 'auth', 100000, 10), run('named', 'peer', 'auth', 80000, 12.5)]);
+    assert.deepEqual(ratioTable(rows, 'cpuUs'), ['| workload | kdns | ÷ unbound | ÷ named |', '|---|---|---:|---:|', '| auth | kdns | 0.80 | 0.64 |']);
+    assert.deepEqual(ratioTable(rows, 'qps'), ['| workload | kdns | ÷ unbound | ÷ named |', '|---|---|---:|---:|', '| auth | kdns | 1.20 | 1.50 |']);
+  });
+
+  it('uses the median of the repetitions', () => {
+    const rows = groupRuns([run('kdns', 'kdns', 'fwd', 100, 7, 1), run('kdns', 'kdns', 'fwd', 100, 9, 2), run('kdns', 'kdns', 'fwd', 100, 8, 3), run('unbound', 'peer', 'fwd', 100, 4)]);
+    assert.deepEqual(ratioTable(rows, 'cpuUs')[2], '| fwd | kdns | 2.00 |');
+  });
+
+  it('writes one table row per server with its answers by RCODE and its losses', () => {
+    const text = summarize([run('kdns', 'kdns', 'auth', 120000, 8)]);
+    assert.ok(
+      text.includes('| kdns | 120,000 | 8.0 | 65.0 | 1,800,000 | 1,620,000 (90.0%) | 180,000 (10.0%) | 0 | 0 (0.0%) | 99 | 80 | server | ok |'),
+      text,
+    );
+  });
+
+  it('shows a failed run with its reason, and leaves it out of the ratios', () => {
+    const failed: RunResult = { ...run('kresd', 'peer', 'auth', 0, 0), error: 'kresd exited (1) before answering' };
+    const text = summarize([run('kdns', 'kdns', 'auth', 120000, 8), failed]);
+    assert.ok(text.includes('| kresd | failed: kresd exited (1) before answering |'), text);
+    assert.ok(text.includes('| auth | kdns | – |'), text);
+  });
+});
