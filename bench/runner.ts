@@ -161,7 +161,8 @@ export interface RunPlan {
 /** One server, one workload, measured. A failure is returned as a result with `error` set. */
 export async function runOne(plan: RunPlan): Promise<RunResult> {
   const { server, workload, opts } = plan;
-  const runDir = mkdtempSync(join(tmpdir(), `kdns-bench-${server.id.replace(/[^\w.-]/g, '_')}-${workload.name}-`));
+  const safe = (s: string): string => s.replace(/[^\w.-]+/g, '_');
+  const runDir = mkdtempSync(join(tmpdir(), `kdns-bench-${safe(server.id)}-${safe(workload.name)}-`));
   const base = { context: plan.context, rep: plan.rep, workload: workload.name, server: server.id, label: server.label, kind: server.kind, threads: server.threads };
   let upstream: Started | undefined;
   let under: Started | undefined;
@@ -219,7 +220,9 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
     log(`${server.label} ${workload.name}: ${error}`);
-    return { ...base, ...emptyFigures(), checks: 'not run', error: error.split('\n')[0] as string };
+    // One line for the table: what failed and the last thing the server logged.
+    const lines = error.split('\n').map((l) => l.trim()).filter(Boolean);
+    return { ...base, ...emptyFigures(), checks: 'not run', error: lines.length > 1 ? `${lines[0]} ${lines[lines.length - 1]}` : (lines[0] ?? 'failed') };
   } finally {
     if (under) await stop(under, server.stopSignal);
     if (upstream) await stop(upstream, 'SIGTERM');
