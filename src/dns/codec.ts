@@ -71,13 +71,11 @@ const MAX_MESSAGE = 65535;
 /** Highest offset a 14-bit compression pointer can reach. */
 const MAX_POINTER = 0x3fff;
 
-type Latin1Slice = (this: Uint8Array, start: number, end: number) => string;
-// Buffer's internal latin1Slice skips the argument juggling of toString(): it matters on the hot path.
-const latin1Slice: Latin1Slice =
-  (Buffer.prototype as unknown as { latin1Slice?: Latin1Slice }).latin1Slice ??
-  function (this: Uint8Array, start: number, end: number): string {
-    return Buffer.from(this.buffer, this.byteOffset, this.byteLength).toString('latin1', start, end);
-  };
+/** The bytes [start, end) of `bytes` as a string of one character per byte (TXT data, any octet). */
+function latin1(bytes: Uint8Array, start: number, end: number): string {
+  const buf = bytes instanceof Buffer ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return buf.toString('latin1', start, end);
+}
 
 // ---- error context ------------------------------------------------------------------------
 
@@ -165,7 +163,7 @@ function readName(buf: Uint8Array, start: number): string {
     off += l + 1;
   }
   nameEnd = end;
-  return w === 0 ? '.' : latin1Slice.call(out, 0, w);
+  return w === 0 ? '.' : out.toString('latin1', 0, w);
 }
 
 /** Steps over a name without building it; checks its structure but does not follow pointers. */
@@ -384,7 +382,7 @@ function readCharacterStrings(buf: Uint8Array, start: number, end: number, want:
   while (p < end) {
     const l = buf[p];
     if (p + 1 + l > end) fail('character-string runs past the RDATA');
-    strings.push(latin1Slice.call(buf, p + 1, p + 1 + l));
+    strings.push(latin1(buf, p + 1, p + 1 + l));
     p += 1 + l;
   }
   if (want >= 0 && strings.length !== want) fail(`RDATA holds ${strings.length} character-strings (want ${want})`);
@@ -548,8 +546,8 @@ function readQueryName(buf: Uint8Array): number {
     w++;
     off += l + 1;
   }
-  queryName = w === 0 ? '.' : latin1Slice.call(qnameText, 0, w);
-  queryNameLower = hasUpper ? latin1Slice.call(qnameLower, 0, w) : queryName;
+  queryName = w === 0 ? '.' : qnameText.toString('latin1', 0, w);
+  queryNameLower = hasUpper ? qnameLower.toString('latin1', 0, w) : queryName;
   return off + 1;
 }
 
