@@ -3,15 +3,16 @@
 // 1 s at 10,000 Services), with the stock Corefile's `cache 30` in front of `kubernetes`.
 //
 // Usage: node scripts/bench-change.mjs [CLUSTER_DIR] [ROUNDS]    (npm run bench:change)
-//   CLUSTER_DIR defaults to ../shared/bench/data/cluster (the 10,000-Service fixture; run
-//   ../shared/bench/setup.sh once), ROUNDS to 20.
+//   CLUSTER_DIR defaults to the bench's 10,000-Service cluster, .bench/fixture/cluster (written
+//   by bench/fixture.ts when it is not there, as `npm run bench` writes it), ROUNDS to 20.
 //
 // The folder is copied to a temporary one and served by `kdns serve` on 127.0.0.1:$PORT (5330).
 // Each round asks for one Service (so its answer is kept and would be cached), rewrites the
 // Service file with that Service's clusterIP changed (written beside it and renamed over it, as
 // editors and `kubectl get -o json >` through a temp file do), and asks every 5 ms until the new
 // address is served. Prints the latencies' median, 90th percentile and maximum.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import dgram from 'node:dgram';
 import { cp, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const source = resolve(process.argv[2] ?? join(here, '../shared/bench/data/cluster'));
+const fixture = join(here, '.bench/fixture');
+if (process.argv[2] === undefined && !existsSync(join(fixture, 'meta.json'))) {
+  const made = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fixture.ts', '--out', fixture], { cwd: here, stdio: 'inherit' });
+  if (made.status !== 0) throw new Error('bench/fixture.ts could not write the fixture');
+}
+const source = resolve(process.argv[2] ?? join(fixture, 'cluster'));
 const rounds = Number(process.argv[3] ?? 20);
 const port = Number(process.env.PORT ?? 5330);
 const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --v8-pool-size=1').split(' ').filter(Boolean);

@@ -5,10 +5,10 @@
 #        npm run bench:memory [-- SERVICES:PODS ...]
 #
 # For each size it
-#   1. builds (once, cached under $FIXTURES) a manifest folder: Namespaces, Services and
-#      EndpointSlices from ../shared/bench/gen-fixture.js (the 10,000-Service one is copied from
-#      ../shared/bench/data), plus PODS Pods with podIPs spread over the same namespaces, as
-#      `kind: List` JSON files of 10,000 Pods each (what `kubectl get pods -o json` writes);
+#   1. writes (once, cached under $FIXTURES) the bench's cluster at that size with
+#      bench/fixture.ts: Namespaces, Services and EndpointSlices, plus PODS Pods spread over the
+#      same namespaces as `kind: List` JSON files of 10,000 Pods each (what `kubectl get pods -o
+#      json` writes, trimmed to the fields every real pod has);
 #   2. starts an upstream (named, for `forward`) and `kdns serve` pinned to CPU $SERVER_CPU with
 #      the stock Kubernetes Corefile (errors, health, ready, kubernetes with `pods insecure`,
 #      prometheus, forward, cache 30, loop, reload, loadbalance) on 127.0.0.1;
@@ -17,11 +17,11 @@
 #      queries-auth.txt) — "after load"; after $IDLE s more without queries — "idle"; and
 #      VmHWM, the peak;
 #   4. prints one table row per size: MiB at each point, load time, QPS and the server's CPU
-#      µs per query during the load (a rough check; ../shared/bench/run.sh is the QPS bench).
+#      µs per query during the load (a rough check; `npm run bench` is the QPS bench).
 #
 # As root it runs inside a fresh network namespace (only loopback exists), so nothing it starts
 # can reach beyond the machine. Not part of `npm test`; needs dnsperf, named, curl, taskset
-# (../shared/bench/setup.sh installs them) and a build (`npm run build`).
+# (as root: bash bench/install.sh dnsperf bind9 curl) and a build (`npm run build`).
 #
 # Knobs (environment, defaults in brackets):
 #   KDNS_NODE_FLAGS [the flags kdns ships with, see README]  DURATION [10]  IDLE [30]  SETTLE [20]
@@ -32,7 +32,6 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bench="$(cd "$here/../shared/bench" && pwd)"
 
 if [ "$(id -u)" = 0 ] && [ -z "${KDNS_BENCH_IN_NETNS:-}" ] && command -v unshare >/dev/null && unshare --net true 2>/dev/null; then
   export KDNS_BENCH_IN_NETNS=1
@@ -55,64 +54,18 @@ READY_TIMEOUT="${READY_TIMEOUT:-600}"
 LABEL="${LABEL:-}"
 
 for tool in dnsperf named curl taskset node; do
-  command -v "$tool" >/dev/null || { echo "bench-memory: '$tool' not found (run ../shared/bench/setup.sh)" >&2; exit 2; }
+  command -v "$tool" >/dev/null || { echo "bench-memory: '$tool' not found (as root: bash bench/install.sh dnsperf bind9 curl)" >&2; exit 2; }
 done
 [ -f "$here/dist/cli/main.js" ] || { echo "bench-memory: no build; run npm run build" >&2; exit 2; }
 
 log() { echo "[bench-memory] $*" >&2; }
 
-# fixture SERVICES PODS -> prints the fixture folder (cluster/ and queries-auth.txt inside)
+# fixture SERVICES PODS -> prints the fixture folder (cluster/, queries-auth.txt, example.test.zone)
 fixture() {
-  local services="$1" pods="$2" dir="$FIXTURES/s$1-p$2"
-  if [ ! -f "$dir/.done" ]; then
-    log "building fixture: $services Services, $pods Pods in $dir"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    if [ "$services" = 10000 ] && [ -f "$bench/data/meta.json" ]; then
-      cp -r "$bench/data/cluster" "$bench/data/queries-auth.txt" "$dir/"
-    else
-      node "$bench/gen-fixture.js" --services "$services" --out "$dir/gen" >&2
-      mv "$dir/gen/cluster" "$dir/gen/queries-auth.txt" "$dir/"
-      rm -rf "$dir/gen"
-    fi
-    # Pods as the API serves them, trimmed to fields a real pod always has: enough that reading
-    # them costs what reading a real cluster's pods costs, without 5 KB of managedFields each.
-    node - "$dir/cluster" "$pods" <<'JS'
-const fs = require('node:fs');
-const [dir, total] = [process.argv[2], Number(process.argv[3])];
-const namespaces = JSON.parse(fs.readFileSync(`${dir}/00-namespaces.json`, 'utf8')).items.map((n) => n.metadata.name);
-const PER_FILE = 10000;
-for (let file = 0; file * PER_FILE < total; file++) {
-  const items = [];
-  for (let i = file * PER_FILE; i < Math.min(total, (file + 1) * PER_FILE); i++) {
-    const ns = namespaces[i % namespaces.length];
-    // 10.244.0.0/14: room for 262,144 pods, one /24 per node of ~100 pods.
-    const ip = `10.${244 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
-    const node = `node-${i >> 8}`;
-    const app = `app-${(i >> 3) % 5000}`;
-    items.push({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `${app}-${(i * 2654435761 >>> 0).toString(36)}`,
-        namespace: ns,
-        uid: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-        labels: { app, 'pod-template-hash': (i >> 3).toString(36) },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${(i >> 3).toString(36)}`, controller: true }],
-      },
-      spec: {
-        nodeName: node,
-        dnsPolicy: 'ClusterFirst',
-        containers: [{ name: 'main', image: `registry.example/${app}:1.0`, ports: [{ containerPort: 8080, protocol: 'TCP' }] }],
-      },
-      status: { phase: 'Running', hostIP: `192.168.${(i >> 16) & 255}.${(i >> 8) & 255}`, podIP: ip, podIPs: [{ ip }] },
-    });
-  }
-  fs.writeFileSync(`${dir}/30-pods-${String(file).padStart(3, '0')}.json`, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
-}
-JS
-    touch "$dir/.done"
-  fi
+  local dir="$FIXTURES/s$1-p$2"
+  # bench/fixture.ts writes it once and leaves a matching one alone. The miss workload's
+  # millions of names are not needed here.
+  (cd "$here" && node --import tsx bench/fixture.ts --out "$dir" --services "$1" --pods "$2" --miss-names 10) >&2
   echo "$dir"
 }
 
@@ -129,10 +82,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The upstream `forward` points at (the load never reaches it: every query is under cluster.local).
+# The upstream `forward` points at (the load never reaches it: every query is under cluster.local):
+# named, authoritative for the fixture's example.test.
+[ $# -gt 0 ] || set -- 10000:10000 100000:150000
+upstream_fixture="$(fixture "${1%%:*}" "${1##*:}")"
 mkdir -p "$run_dir/upstream"
-BENCH_DATA="$bench/data" BENCH_RUN_DIR="$run_dir" BENCH_UPSTREAM_PORT="$UPSTREAM_PORT" \
-  taskset -c "$LOAD_CPU" "$bench/servers/upstream.sh" >"$run_dir/upstream.log" 2>&1 &
+cat >"$run_dir/upstream/named.conf" <<CONF
+controls { };
+options {
+  directory "$run_dir/upstream";
+  pid-file "$run_dir/upstream/named.pid";
+  listen-on port $UPSTREAM_PORT { 127.0.0.1; };
+  listen-on-v6 { none; };
+  recursion no;
+  dnssec-validation no;
+};
+zone "example.test" { type primary; file "$upstream_fixture/example.test.zone"; };
+CONF
+taskset -c "$LOAD_CPU" named -g -4 -n 1 -c "$run_dir/upstream/named.conf" >"$run_dir/upstream.log" 2>&1 &
 pids+=($!)
 
 measure() { # SERVICES PODS -> one table row on stdout
@@ -203,7 +170,6 @@ CONF
     "${qps:-?}" "$us" "$LABEL"
 }
 
-[ $# -gt 0 ] || set -- 10000:10000 100000:150000
 printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s  %s\n' "svc+pods" "loaded" "settled" "after-load" "idle" "HWM" "load_s" "qps" "cpu_us/q" "label"
 printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
 for size in "$@"; do
