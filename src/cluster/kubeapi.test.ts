@@ -8,13 +8,25 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { waitFor } from '../testutil/net.js';
 import { FakeApiServer, type FakeApiOptions } from './fakeapi.js';
-import { Backoff, createKubeApiSource, DEFAULT_TIMING, resourcesFor, type KubeApiNeeds, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
+import { Backoff, createKubeApiSource, DEFAULT_TIMING, resourcesFor, runsClientNode, type KubeApiNeeds, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
 import { ClusterStore } from './store.js';
 import { silentLog } from './source.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 type Item = Record<string, unknown> & { metadata: { name: string; namespace?: string } };
 const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 'src/cluster/testdata/api', file), 'utf8')) as { items: Item[] }).items;
+
+describe('which Node.js can load the Kubernetes API client', () => {
+  const cases: Array<[string, boolean]> = [
+    ['20.20.2', false],
+    ['22.18.0', false],
+    ['22.19.0', true],
+    ['v22.21.1', true],
+    ['24.0.0', true],
+    ['26.12.1', true],
+  ];
+  for (const [version, want] of cases) test(`${version} → ${want}`, () => assert.equal(runsClientNode(version), want));
+});
 
 const SERVICES = '/api/v1/services';
 const SLICES = '/apis/discovery.k8s.io/v1/endpointslices';

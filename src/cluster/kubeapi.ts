@@ -12,7 +12,6 @@
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
 // a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
 
-import './node20.js';
 import { existsSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -123,9 +122,27 @@ export function resourcesFor(needs: KubeApiNeeds): Resource[] {
   return list;
 }
 
+/**
+ * Whether this Node.js can load @kubernetes/client-node 2: its HTTP client, undici 8, uses
+ * built-ins that arrived by 22.19 (zlib's zstd, worker_threads' markAsUncloneable,
+ * Promise.withResolvers) and declares `node >= 22.19`.
+ */
+export function runsClientNode(nodeVersion: string): boolean {
+  const [major = 0, minor = 0] = nodeVersion.replace(/^v/, '').split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 19);
+}
+
+/** client-node, loaded only where kdns talks to an API server; a clear error on a Node.js too old for it. */
+export async function importClientNode(): Promise<ClientModule> {
+  if (!runsClientNode(process.versions.node)) {
+    throw new Error(`reading a cluster through the Kubernetes API needs Node.js 22.19 or later (@kubernetes/client-node's HTTP client requires it); this is Node.js ${process.version}`);
+  }
+  return import('@kubernetes/client-node');
+}
+
 /** A KubeConfig as CoreDNS builds one: kubeconfig file, or endpoint (+tls), or in-cluster. */
 export async function loadKubeConfig(spec: KubeApiSpec): Promise<KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeConfig } = await importClientNode();
   const kc = new KubeConfig();
   if (spec.kubeconfig) {
     if (!existsSync(spec.kubeconfig.path)) throw new Error(`kubeconfig ${spec.kubeconfig.path} does not exist`);
@@ -588,6 +605,6 @@ export async function createKubeApiSource(
   timing: ReflectorTiming = DEFAULT_TIMING,
 ): Promise<KubeApiSource> {
   const kc = await loadKubeConfig(spec);
-  const client = await import('@kubernetes/client-node');
+  const client = await importClientNode();
   return new KubeApiSource(client, kc, spec, needs, store, log, timing);
 }

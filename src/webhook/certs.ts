@@ -896,7 +896,6 @@ export async function startSecretCertSource(o: SecretCertSourceOptions): Promise
     bundlePropagationMs: o.bundlePropagationMs ?? SECRET_SOURCE_DEFAULTS.bundlePropagationMs,
   };
   checkOptions(o, timing);
-  await import('../cluster/node20.js');
   const client = await import('@kubernetes/client-node');
   const source = new SecretSource(client, o, timing);
   await source.untilReady();
