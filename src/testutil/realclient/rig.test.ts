@@ -143,7 +143,9 @@ const cases: Case[] = [
     addresses: API,
     queries: ['udp 169.254.20.10 api.example.com A none', 'udp 169.254.20.10 api.example.com AAAA none', 'udp 10.96.0.10 api.example.com A NOERROR', 'udp 10.96.0.10 api.example.com AAAA NOERROR'],
     clientMs: { min: 1000 },
-    secondAfterFirstMs: { min: 1000 },
+    // glibc waits its 1 s timeout; the relay stamps each query when it reads it, a few ms after
+    // glibc sent it, so the gap it sees may fall a little short of the full second.
+    secondAfterFirstMs: { min: 950 },
   },
   {
     name: 'the first nameserver drops (timeout:1 attempts:1): the second answers at once',
