@@ -21,5 +21,9 @@ export function histogram<L extends string>(
   labelNames: readonly L[] = [],
   buckets?: number[],
 ): Histogram<L> {
-  return existing<Histogram<L>>(registry, name) ?? new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+  const found: unknown = registry.getSingleMetric(name);
+  if (found === undefined) return new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
+  // The DNS server's own histograms (src/plugins/prometheus/series.ts) are not prom-client's.
+  if (!(found instanceof Histogram)) throw new Error(`metric ${name} is registered, but not as a prom-client Histogram`);
+  return found as Histogram<L>;
 }

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { batchedCounter, batchedHistogram, BatchedCounter, BatchedHistogram } from './series.js';
+import { histogram } from '../../server/metrics.js';
 
 /** The sample lines of the exposition text (comments dropped). */
 async function samples(registry: Registry): Promise<string[]> {
@@ -69,4 +70,10 @@ describe('batched metrics render as Prometheus text', () => {
     c.inc({ zone: 'a.' }, 5);
     assert.deepEqual(await samples(registry), ['z_total{zone="a."} 6']);
   });
+});
+
+test("get-or-create of a plain histogram under a batched histogram's name is refused, naming it", () => {
+  const registry = new Registry();
+  batchedHistogram(registry, 'w_seconds', 'help', ['zone'], [1]);
+  assert.throws(() => histogram(registry, 'w_seconds', 'help'), { message: 'metric w_seconds is registered, but not as a prom-client Histogram' });
 });
