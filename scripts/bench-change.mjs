@@ -26,6 +26,10 @@ if (process.argv[2] === undefined && !existsSync(join(fixture, 'meta.json'))) {
   if (made.status !== 0) throw new Error('bench/fixture.ts could not write the fixture');
 }
 const source = resolve(process.argv[2] ?? join(fixture, 'cluster'));
+if (!existsSync(source)) {
+  console.error(`bench-change: ${source}: no such folder of manifests`);
+  process.exit(2);
+}
 const rounds = Number(process.argv[3] ?? 20);
 const port = Number(process.env.PORT ?? 5330);
 const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --v8-pool-size=1').split(' ').filter(Boolean);
