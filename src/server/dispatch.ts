@@ -3,6 +3,7 @@
 
 import { DnsFormatError, parseQuery } from '../dns/codec.js';
 import { RCode } from '../dns/types.js';
+import { isPromise } from '../plugins/pkg/promise.js';
 import type { LoadedBlock } from './config.js';
 import { routeByZone } from './config.js';
 import { finalizeReply } from './finalize.js';
@@ -80,10 +81,6 @@ function questionReply(raw: Buffer, questionEnd: number, rcode: number): Buffer 
   out.writeUInt32BE(0, 6);
   out.writeUInt16BE(0, 10);
   return out;
-}
-
-function isPromise<T>(v: unknown): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export class Dispatcher {

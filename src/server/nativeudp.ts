@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { formatIPv4, formatIPv6 } from '../dns/ip.js';
+import { isPromise } from '../plugins/pkg/promise.js';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import type { ClientInfo, TransportKind } from './request.js';
 
@@ -149,10 +150,6 @@ function plainIPv6(b: Buffer): string {
 /** ::ffff:a.b.c.d — an IPv4 client of a dual-stack socket (address at `at` in `b`). */
 function isMapped(b: Buffer, at = 0): boolean {
   return b.readUInt32BE(at) === 0 && b.readUInt32BE(at + 4) === 0 && b.readUInt32BE(at + 8) === 0xffff;
-}
-
-function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export interface NativeListener {

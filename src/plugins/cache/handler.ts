@@ -10,6 +10,7 @@ import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { responseLimit } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { isPromise } from '../pkg/promise.js';
 import { answerFrom, FLAG_AA_BYTE2, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
 import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
@@ -30,10 +31,6 @@ function finished(req: DnsRequest, bytes: Buffer, rcode: number): Reply {
   const reply = Reply.fromWire(bytes, rcode);
   if (bytes.length <= responseLimit(req)) reply.finalWire = bytes;
   return reply;
-}
-
-function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export class CachePlugin implements Plugin {

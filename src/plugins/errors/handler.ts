@@ -7,6 +7,7 @@ import type { Logger } from '../../server/log.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { isPromise } from '../pkg/promise.js';
 
 export type ConsolidateLevel = 'error' | 'warning' | 'info' | 'debug';
 
@@ -66,10 +67,6 @@ export class Consolidator {
     this.count = 0;
     if (n > 0) emitAt(this.log, this.rule.level, `${n} errors like '${this.rule.source}' occurred in last ${formatDuration(this.rule.periodMs)}`);
   }
-}
-
-function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export class ErrorsPlugin implements Plugin {

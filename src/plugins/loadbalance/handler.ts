@@ -14,6 +14,7 @@ import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { shuffled } from '../forward/policy.js';
+import { isPromise } from '../pkg/promise.js';
 import { preferenceRank, stableByRank, type Subnet } from './prefer.js';
 
 /** CoreDNS's grouping: where a record goes in a balanced section, in this order. */
@@ -94,10 +95,6 @@ export function balanceRecords(records: readonly ResourceRecord[], random: Rando
   for (const r of records) (groups[kindOf(r.type)] as ResourceRecord[]).push(r);
   const [cname, other, address, mx] = groups as [ResourceRecord[], ResourceRecord[], ResourceRecord[], ResourceRecord[]];
   return [...cname, ...other, ...addressOrder(address, random, prefer, addressBytes), ...shuffled(mx, random)];
-}
-
-function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export class LoadBalancePlugin implements Plugin {

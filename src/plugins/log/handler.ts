@@ -7,6 +7,7 @@ import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { errorReply, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { isPromise } from '../pkg/promise.js';
 import { render, type FormatPart, type LogEntry } from './format.js';
 
 /** CoreDNS's response classes (plugin/pkg/response). */
@@ -41,10 +42,6 @@ export function classify(msg: Message): Exclude<ResponseClass, 'all'> {
   if (msg.rcode === RCode.SERVFAIL || msg.rcode === RCode.NOTIMP) return 'error';
   if (msg.rcode === RCode.NOERROR) return 'success'; // includes referrals (NS in authority)
   return 'error';
-}
-
-function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** Where a formatted line goes (the server's logger: `[INFO] <line>`). */

@@ -13,6 +13,7 @@ import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin,
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
 import { endpointFor, type HttpAddress } from '../health/endpoint.js';
+import { isPromise } from '../pkg/promise.js';
 import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';
 import type { CounterCell, HistogramCell } from './series.js';
@@ -144,10 +145,6 @@ class ServerCells {
     this.last = z;
     return z;
   }
-}
-
-function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 export interface PrometheusConfig {
