@@ -5,7 +5,7 @@
 import { argPosition, expectArgs, noBlockAllowed, parseDuration } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 
 export const DEFAULT_CANCEL_MS = 5001;
 

@@ -2,7 +2,7 @@ import { blockProperties, expectArgs, invalidArg, unknownProperty } from '../../
 import type { Directive } from '../../corefile/ast.js';
 import { counter } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 import { LocalPlugin } from './handler.js';
 
 /** `local { localhost_prefix on|off }`: whether localhost.example.org. is answered too (default on). */

@@ -1,7 +1,7 @@
 import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 import { MinimalPlugin } from './handler.js';
 
 /** `minimal`: no arguments, no block. */

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { noBlockAllowed } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 import { NsidPlugin } from './handler.js';
 
 /** `nsid [DATA...]`: the identifier is the words of DATA joined by spaces, or the host name. */

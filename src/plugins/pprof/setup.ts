@@ -4,7 +4,7 @@
 import { argPosition, blockProperties, expectArgs, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 
 export function parsePprof(d: Directive): string {
   const [address = 'localhost:6053'] = expectArgs(d, 0, 1);

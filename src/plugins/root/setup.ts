@@ -6,7 +6,7 @@ import { isAbsolute, resolve, dirname } from 'node:path';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 
 export function parseRoot(d: Directive, corefilePath: string): string {
   noBlockAllowed(d);

@@ -4,7 +4,7 @@
 import { argPosition, blockProperties, duplicateProperty, expectArgs, parseDuration, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../once.js';
+import { oncePerBlock } from '../pkg/once.js';
 
 export interface Timeouts {
   readMs?: number;
