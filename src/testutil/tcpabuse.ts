@@ -3,8 +3,10 @@
 // while measuring what well-behaved clients get: UDP queries at a steady rate, and new TCP
 // clients that connect, ask once and leave.
 //
-// Run as a program it prints the measurement as JSON:
+// Run as a program it prints the measurement as JSON, per phase: the connect storm (probes sent
+// while the abusers connect), steady abuse (once all are connected) and the whole window:
 //   node dist/testutil/tcpabuse.js --port 5353 [--idle 2000 --half 200 --pipeliners 50 --seconds 10]
+//     [--timeline MS: also the slowest probe of every MS]
 // It needs about idle + half + pipeliners + 100 file descriptors (ulimit -n).
 
 import dgram from 'node:dgram';
@@ -34,6 +36,8 @@ export interface AbuseOptions {
   probeTimeoutMs?: number;
   /** Run the well-behaved clients in a child process, so the abusers' work does not delay them. */
   probesInChild?: boolean;
+  /** Also report the slowest probe of each slot of this many ms (AbuseResult.timeline). */
+  timelineMs?: number;
 }
 
 export interface Latencies {
@@ -44,11 +48,25 @@ export interface Latencies {
   max: number;
 }
 
-export interface AbuseResult {
+/** New TCP clients: from connect() to the answer, and apart the handshake alone (connectP99). */
+export type NewTcpLatencies = Latencies & { connectP99: number };
+
+/** What the well-behaved clients got in one phase of the abuse. */
+export interface PhaseResult {
   udp: Latencies;
-  newTcp: Latencies & { failures: typeof probeFailures };
-  /** The same, for the probes sent once every abusive connection was open (the connect flood over). */
-  steady: { udp: Latencies; newTcp: Latencies };
+  newTcp: NewTcpLatencies;
+}
+
+export interface AbuseResult {
+  /** Over the whole abuse window, from the first abusive connection to the end. */
+  udp: Latencies;
+  newTcp: NewTcpLatencies & { failures: typeof probeFailures };
+  /** Probes sent while the abusers were still connecting (the connect storm). */
+  storm: PhaseResult;
+  /** Probes sent once every abusive connection was open (the connect storm over). */
+  steady: PhaseResult;
+  /** How long the connect storm lasted (ms from the first abusive connection). */
+  stormMs: number;
   /** Abusive connections the server refused or closed before the measurement began. */
   refusedAtConnect: number;
   /** Times the server closed a pipeliner (each one reconnects at once). */
@@ -59,6 +77,8 @@ export interface AbuseResult {
   seconds: number;
   /** Queries the pipeliners managed to hand to the kernel. */
   pipelinedQueries: number;
+  /** With timelineMs: the slowest probes of each slot, from the probes' start. */
+  timeline?: TimelineSlot[];
 }
 
 /** A query for `name` type A with `id`, RD set. */
@@ -135,15 +155,21 @@ async function openMany(count: number, host: string, port: number, onOpen: (s: n
 /** Why new TCP clients went unanswered: closed by the server after connecting, never connected, or no answer in time. */
 const probeFailures = { closed: 0, refused: 0, timeout: 0 };
 
-/** Asks `qname` over a fresh TCP connection; resolves to the ms from connect to answer, or undefined. */
-function newTcpProbe(host: string, port: number, qname: string, id: number, timeoutMs: number): Promise<number | undefined> {
+/** A new TCP client's answer: ms from connect() to the answer, and to the handshake's end. */
+interface TcpProbeTimes {
+  totalMs: number;
+  connectMs: number;
+}
+
+/** Asks `qname` over a fresh TCP connection; resolves to its times, or undefined when unanswered. */
+function newTcpProbe(host: string, port: number, qname: string, id: number, timeoutMs: number): Promise<TcpProbeTimes | undefined> {
   return new Promise((resolve) => {
     const start = performance.now();
     const socket = net.connect({ host, port, noDelay: true });
     let got = Buffer.alloc(0);
     let done = false;
-    let connected = false;
-    const finish = (v: number | undefined): void => {
+    let connectMs: number | undefined;
+    const finish = (v: TcpProbeTimes | undefined): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -156,16 +182,16 @@ function newTcpProbe(host: string, port: number, qname: string, id: number, time
     }, timeoutMs);
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (socket.readyState === 'closed' && !done) probeFailures[connected ? 'closed' : 'refused']++;
+      if (socket.readyState === 'closed' && !done) probeFailures[connectMs !== undefined ? 'closed' : 'refused']++;
       finish(undefined);
     });
     socket.once('connect', () => {
-      connected = true;
+      connectMs = performance.now() - start;
       socket.write(framed(queryBytes(qname, id)));
     });
     socket.on('data', (b: Buffer) => {
       got = Buffer.concat([got, b]);
-      if (got.length >= 4 && got.length >= 2 + got.readUInt16BE(0) && got.readUInt16BE(2) === id) finish(performance.now() - start);
+      if (got.length >= 4 && got.length >= 2 + got.readUInt16BE(0) && got.readUInt16BE(2) === id) finish({ totalMs: performance.now() - start, connectMs: connectMs ?? NaN });
     });
   });
 }
@@ -177,70 +203,116 @@ interface ProbeOptions {
   udpPerSecond: number;
   tcpEveryMs: number;
   probeTimeoutMs: number;
+  /** Also report the slowest probe of each this many ms (0: no timeline). */
+  timelineMs: number;
 }
 
-type Measured = Pick<AbuseResult, 'udp' | 'newTcp' | 'steady'>;
+/** The slowest UDP and new-TCP probe sent in one slot of the timeline (ms from the probes' start). */
+export interface TimelineSlot {
+  atMs: number;
+  udpMax: number;
+  udpLost: number;
+  newTcpMax: number;
+  newTcpLost: number;
+}
+
+type Measured = Pick<AbuseResult, 'udp' | 'newTcp' | 'storm' | 'steady' | 'stormMs'> & { timeline?: TimelineSlot[] };
 
 interface Probes {
-  /** Every abusive connection is open: later probes also count as steady. */
+  /** Every abusive connection is open: later probes count as steady, earlier ones as the storm. */
   markSteady: () => void;
   stop: () => Promise<Measured>;
+}
+
+/** One probe: when it was sent (ms from the probes' start) and its answer, if any. */
+interface Sent<T> {
+  at: number;
+  answer: T | undefined;
+}
+
+/** Summaries of the probes sent in [from, to). */
+function phase(udp: ReadonlyArray<Sent<number>>, tcp: ReadonlyArray<Sent<TcpProbeTimes>>, from: number, to: number): PhaseResult {
+  const inPhase = <T>(p: Sent<T>): boolean => p.at >= from && p.at < to;
+  const udpIn = udp.filter(inPhase);
+  const tcpIn = tcp.filter(inPhase);
+  const tcpAnswered = tcpIn.flatMap((p) => (p.answer ? [p.answer] : []));
+  const connects = summarize(0, tcpAnswered.map((t) => t.connectMs));
+  return {
+    udp: summarize(udpIn.length, udpIn.flatMap((p) => (p.answer === undefined ? [] : [p.answer]))),
+    newTcp: { ...summarize(tcpIn.length, tcpAnswered.map((t) => t.totalMs)), connectP99: connects.p99 },
+  };
+}
+
+function timeline(udp: ReadonlyArray<Sent<number>>, tcp: ReadonlyArray<Sent<TcpProbeTimes>>, slotMs: number): TimelineSlot[] {
+  const end = Math.max(0, ...udp.map((p) => p.at), ...tcp.map((p) => p.at));
+  const slots: TimelineSlot[] = [];
+  for (let at = 0; at <= end; at += slotMs) {
+    const u = udp.filter((p) => p.at >= at && p.at < at + slotMs);
+    const t = tcp.filter((p) => p.at >= at && p.at < at + slotMs);
+    const round = (v: number): number => Math.round(v * 10) / 10;
+    slots.push({
+      atMs: at,
+      udpMax: round(Math.max(0, ...u.map((p) => p.answer ?? 0))),
+      udpLost: u.filter((p) => p.answer === undefined).length,
+      newTcpMax: round(Math.max(0, ...t.map((p) => p.answer?.totalMs ?? 0))),
+      newTcpLost: t.filter((p) => p.answer === undefined).length,
+    });
+  }
+  return slots;
 }
 
 /** Starts the well-behaved clients; `stop` ends them and waits for the last answers. */
 async function startProbes(o: ProbeOptions): Promise<Probes> {
   const { host, qname, probeTimeoutMs } = o;
-  const udpTimes: number[] = [];
-  const udpSteady: number[] = [];
-  let udpSent = 0;
+  const t0 = performance.now();
+  const since = (): number => performance.now() - t0;
   let steadyFrom = Infinity;
-  let udpSentSteady = 0;
+  const udpProbes: Array<Sent<number>> = [];
   const udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
   await new Promise<void>((r) => udp.bind(0, r));
-  const sentAt = new Map<number, number>();
+  const waiting = new Map<number, Sent<number>>();
   udp.on('message', (m) => {
     if (m.length < 2) return;
-    const at = sentAt.get(m.readUInt16BE(0));
-    if (at === undefined) return;
-    sentAt.delete(m.readUInt16BE(0));
-    const ms = performance.now() - at;
-    if (ms > probeTimeoutMs) return;
-    udpTimes.push(ms);
-    if (at >= steadyFrom) udpSteady.push(ms);
+    const p = waiting.get(m.readUInt16BE(0));
+    if (p === undefined) return;
+    waiting.delete(m.readUInt16BE(0));
+    const ms = since() - p.at;
+    if (ms <= probeTimeoutMs) p.answer = ms;
   });
   const udpTimer = setInterval(() => {
-    const id = udpSent++ & 0xffff;
-    const now = performance.now();
-    if (now >= steadyFrom) udpSentSteady++;
-    sentAt.set(id, now);
+    const id = udpProbes.length & 0xffff;
+    const p: Sent<number> = { at: since(), answer: undefined };
+    udpProbes.push(p);
+    waiting.set(id, p);
     udp.send(queryBytes(qname, id), o.port, host);
   }, 1000 / o.udpPerSecond);
 
-  const tcpProbes: Array<Promise<number | undefined>> = [];
-  const tcpSteady: Array<Promise<number | undefined>> = [];
-  let tcpId = 0;
+  const tcpProbes: Array<Sent<TcpProbeTimes>> = [];
+  const tcpDone: Array<Promise<void>> = [];
   const tcpTimer = setInterval(() => {
-    const probe = newTcpProbe(host, o.port, qname, ++tcpId & 0xffff, probeTimeoutMs);
-    tcpProbes.push(probe);
-    if (performance.now() >= steadyFrom) tcpSteady.push(probe);
+    const p: Sent<TcpProbeTimes> = { at: since(), answer: undefined };
+    tcpProbes.push(p);
+    tcpDone.push(newTcpProbe(host, o.port, qname, tcpProbes.length & 0xffff, probeTimeoutMs).then((t) => void (p.answer = t)));
   }, o.tcpEveryMs);
-  const answered = async (probes: Array<Promise<number | undefined>>): Promise<number[]> => (await Promise.all(probes)).filter((v): v is number => v !== undefined);
 
   return {
     markSteady: () => {
-      steadyFrom = performance.now();
+      steadyFrom = since();
     },
     stop: async () => {
       clearInterval(udpTimer);
       clearInterval(tcpTimer);
-      const tcpTimes = await answered(tcpProbes);
-      const tcpSteadyTimes = await answered(tcpSteady);
+      await Promise.all(tcpDone);
       await new Promise((r) => setTimeout(r, probeTimeoutMs));
       udp.close();
+      const whole = phase(udpProbes, tcpProbes, 0, Infinity);
       return {
-        udp: summarize(udpSent, udpTimes),
-        newTcp: { ...summarize(tcpProbes.length, tcpTimes), failures: { ...probeFailures } },
-        steady: { udp: summarize(udpSentSteady, udpSteady), newTcp: summarize(tcpSteady.length, tcpSteadyTimes) },
+        udp: whole.udp,
+        newTcp: { ...whole.newTcp, failures: { ...probeFailures } },
+        storm: phase(udpProbes, tcpProbes, 0, steadyFrom),
+        steady: phase(udpProbes, tcpProbes, steadyFrom, Infinity),
+        stormMs: Math.round(steadyFrom),
+        ...(o.timelineMs > 0 ? { timeline: timeline(udpProbes, tcpProbes, o.timelineMs) } : {}),
       };
     },
   };
@@ -282,7 +354,7 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   const qname = o.qname ?? 'a.example.org';
   const probeTimeoutMs = o.probeTimeoutMs ?? 2000;
 
-  const probeOptions: ProbeOptions = { host, port: o.port, qname, udpPerSecond: o.udpPerSecond ?? 100, tcpEveryMs: o.tcpEveryMs ?? 100, probeTimeoutMs };
+  const probeOptions: ProbeOptions = { host, port: o.port, qname, udpPerSecond: o.udpPerSecond ?? 100, tcpEveryMs: o.tcpEveryMs ?? 100, probeTimeoutMs, timelineMs: o.timelineMs ?? 0 };
   const probes = await (o.probesInChild ? startProbesInChild(probeOptions) : startProbes(probeOptions));
   const started = performance.now();
 
@@ -375,6 +447,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.arg
     udpPerSecond: flag(args, 'udp-rate', 100),
     tcpEveryMs: flag(args, 'tcp-every', 100),
     probeTimeoutMs: flag(args, 'probe-timeout', 2000),
+    timelineMs: flag(args, 'timeline', 0),
     probesInChild: true,
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
