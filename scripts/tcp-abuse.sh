@@ -2,7 +2,8 @@
 # Measures what well-behaved clients get while a DNS server is abused over TCP: UDP latency and
 # the time a new TCP client waits for its answer, with idle, half-frame and non-reading
 # pipelining connections open (src/testutil/tcpabuse.ts). Needs `npm run build` first.
-#   scripts/tcp-abuse.sh [IDLE HALF PIPELINERS SECONDS]   (default 2000 200 50 10)
+#   scripts/tcp-abuse.sh [IDLE HALF PIPELINERS SECONDS]   (default 2000 200 50 15)
+# 15 s covers kdns's 10 s idle timeout closing the connections the storm opened.
 # SERVER=kdns (default) or SERVER=unbound: which server is abused, each answering a.example.org
 #   from a local zone; unbound runs one thread with room for 1,000 TCP connections, as kdns.
 # KDNS_BIN=path/to/bin/kdns measures another build (e.g. a worktree of an older commit).
@@ -11,10 +12,11 @@
 # KDNS_LOG keeps the server's output in that file. TIMELINE=MS adds the slowest probe of every MS.
 # Prints the result as one JSON line, then one summary line per phase (stderr): "storm" counts
 # the probes sent while the abusers were connecting, "steady" those sent once all were open,
+# "expiry" those sent while the server closed the idle ones after the storm (part of steady),
 # "whole" all of them; latencies in ms.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-idle="${1:-2000}" half="${2:-200}" pipe="${3:-50}" seconds="${4:-10}"
+idle="${1:-2000}" half="${2:-200}" pipe="${3:-50}" seconds="${4:-15}"
 server="${SERVER:-kdns}"
 ulimit -n $((idle + half + pipe + 4096))
 dir="$(mktemp -d)"
@@ -74,5 +76,6 @@ node -e '
 const r = JSON.parse(process.argv[1]);
 const row = (name, p) => `${name.padEnd(6)} UDP ${p.udp.answered}/${p.udp.sent} p50 ${p.udp.p50} p99 ${p.udp.p99} max ${p.udp.max} | new TCP ${p.newTcp.answered}/${p.newTcp.sent} p50 ${p.newTcp.p50} p99 ${p.newTcp.p99} max ${p.newTcp.max} (connect p99 ${p.newTcp.connectP99})`;
 console.error(`'"$server"' storm ${r.stormMs} ms, refused at connect ${r.refusedAtConnect}, idle closed ${r.idleClosed}, pipeliners closed ${r.pipelinersClosed}`);
-for (const [n, p] of [["storm", r.storm], ["steady", r.steady], ["whole", r]]) console.error(row(n, p));
+if (r.expiry) console.error(`expiry ${r.expiry.fromMs}-${r.expiry.toMs} ms: ${r.expiry.closed} idle connections closed by the server`);
+for (const [n, p] of [["storm", r.storm], ["steady", r.steady], ["expiry", r.expiry], ["whole", r]]) if (p) console.error(row(n, p));
 ' "$out"

@@ -4,7 +4,9 @@
 // clients that connect, ask once and leave.
 //
 // Run as a program it prints the measurement as JSON, per phase: the connect storm (probes sent
-// while the abusers connect), steady abuse (once all are connected) and the whole window:
+// while the abusers connect), steady abuse (once all are connected), the idle connections'
+// expiry (while the server closes them after the storm, if within the window) and the whole
+// window:
 //   node dist/testutil/tcpabuse.js --port 5353 [--idle 2000 --half 200 --pipeliners 50 --seconds 10]
 //     [--timeline MS: also the slowest probe of every MS]
 // It needs about idle + half + pipeliners + 100 file descriptors (ulimit -n).
@@ -65,6 +67,13 @@ export interface AbuseResult {
   storm: PhaseResult;
   /** Probes sent once every abusive connection was open (the connect storm over). */
   steady: PhaseResult;
+  /**
+   * Probes sent while the server closed the idle and half-frame connections after the storm
+   * (its idle timeout ending them in a wave, as they had all opened within the storm): from the
+   * first such close to 100 ms after the last, in ms from the probes' start. Absent when the
+   * server closed none of them within the window.
+   */
+  expiry?: PhaseResult & { fromMs: number; toMs: number; closed: number };
   /** How long the connect storm lasted (ms from the first abusive connection). */
   stormMs: number;
   /** Abusive connections the server refused or closed before the measurement began. */
@@ -113,6 +122,13 @@ function summarize(sent: number, times: number[]): Latencies {
 interface Tracked {
   socket: net.Socket;
   closed: boolean;
+  /** When the connection closed (epochNow()). */
+  closedAt?: number;
+}
+
+/** Milliseconds on a clock both the abusers' and the probes' processes read alike. */
+function epochNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** Opens `count` connections, `parallel` at a time; each gets `onOpen` once connected. */
@@ -130,6 +146,7 @@ async function openMany(count: number, host: string, port: number, onOpen: (s: n
       socket.on('error', () => undefined);
       socket.on('close', () => {
         t.closed = true;
+        t.closedAt = epochNow();
       });
       socket.once('connect', () => {
         socket.setTimeout(0);
@@ -216,12 +233,19 @@ export interface TimelineSlot {
   newTcpLost: number;
 }
 
-type Measured = Pick<AbuseResult, 'udp' | 'newTcp' | 'storm' | 'steady' | 'stormMs'> & { timeline?: TimelineSlot[] };
+type Measured = Pick<AbuseResult, 'udp' | 'newTcp' | 'storm' | 'steady' | 'expiry' | 'stormMs' | 'timeline'>;
+
+/** The idle connections' closing wave, on the epochNow() clock. */
+interface ExpiryWave {
+  fromEpochMs: number;
+  toEpochMs: number;
+  closed: number;
+}
 
 interface Probes {
   /** Every abusive connection is open: later probes count as steady, earlier ones as the storm. */
   markSteady: () => void;
-  stop: () => Promise<Measured>;
+  stop: (expiry: ExpiryWave | undefined) => Promise<Measured>;
 }
 
 /** One probe: when it was sent (ms from the probes' start) and its answer, if any. */
@@ -266,6 +290,12 @@ async function startProbes(o: ProbeOptions): Promise<Probes> {
   const { host, qname, probeTimeoutMs } = o;
   const t0 = performance.now();
   const since = (): number => performance.now() - t0;
+  const fromEpoch = (ms: number): number => ms - (performance.timeOrigin + t0);
+  const expiryPhase = (w: ExpiryWave): NonNullable<Measured['expiry']> => {
+    const fromMs = Math.round(fromEpoch(w.fromEpochMs));
+    const toMs = Math.round(fromEpoch(w.toEpochMs));
+    return { ...phase(udpProbes, tcpProbes, fromMs, toMs), fromMs, toMs, closed: w.closed };
+  };
   let steadyFrom = Infinity;
   const udpProbes: Array<Sent<number>> = [];
   const udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
@@ -299,7 +329,7 @@ async function startProbes(o: ProbeOptions): Promise<Probes> {
     markSteady: () => {
       steadyFrom = since();
     },
-    stop: async () => {
+    stop: async (expiry) => {
       clearInterval(udpTimer);
       clearInterval(tcpTimer);
       await Promise.all(tcpDone);
@@ -311,6 +341,7 @@ async function startProbes(o: ProbeOptions): Promise<Probes> {
         newTcp: { ...whole.newTcp, failures: { ...probeFailures } },
         storm: phase(udpProbes, tcpProbes, 0, steadyFrom),
         steady: phase(udpProbes, tcpProbes, steadyFrom, Infinity),
+        ...(expiry ? { expiry: expiryPhase(expiry) } : {}),
         stormMs: Math.round(steadyFrom),
         ...(o.timelineMs > 0 ? { timeline: timeline(udpProbes, tcpProbes, o.timelineMs) } : {}),
       };
@@ -338,10 +369,10 @@ function startProbesInChild(o: ProbeOptions): Promise<Probes> {
     child.once('message', () =>
       resolve({
         markSteady: () => child.send('steady'),
-        stop: () =>
+        stop: (expiry) =>
           new Promise((done) => {
             child.once('message', (m) => done(m as Measured));
-            child.send('stop');
+            child.send({ stop: expiry ?? null });
           }),
       }),
     );
@@ -402,11 +433,14 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   const idle = await openMany(o.idle, host, o.port, () => undefined);
   const half = await openMany(o.halfFrame, host, o.port, (s) => s.write(Buffer.from([0])));
   probes.markSteady();
+  const steadyAt = epochNow();
 
   await new Promise((r) => setTimeout(r, Math.max(0, o.measureMs - (performance.now() - started))));
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   stopped = true;
-  const measured = await probes.stop();
+  const lateCloses = [...idle.open, ...half.open].flatMap((t) => (t.closedAt !== undefined && t.closedAt >= steadyAt ? [t.closedAt] : []));
+  const wave = lateCloses.length > 0 ? { fromEpochMs: Math.min(...lateCloses), toEpochMs: Math.max(...lateCloses) + 100, closed: lateCloses.length } : undefined;
+  const measured = await probes.stop(wave);
 
   const result: AbuseResult = {
     ...measured,
@@ -433,7 +467,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.arg
       probes.markSteady();
       return;
     }
-    process.send?.(await probes.stop(), () => process.exit(0));
+    const expiry = (m as { stop?: ExpiryWave | null }).stop ?? undefined;
+    process.send?.(await probes.stop(expiry), () => process.exit(0));
   });
   process.send?.('ready');
 } else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
