@@ -379,6 +379,26 @@ function startProbesInChild(o: ProbeOptions): Promise<Probes> {
   });
 }
 
+/** Closes within one second of the wave: more than the trickle a full table makes. */
+const WAVE_PER_SECOND = 50;
+
+/**
+ * The wave in which the server closed idle connections after the storm (its idle timeout, all
+ * at about the same time since they opened together): the seconds in which at least
+ * WAVE_PER_SECOND closed, from the first close in them to 100 ms after the last. Outside it a
+ * full table closes one idle connection per new client, which is no wave.
+ */
+function closingWave(closedAt: readonly number[]): ExpiryWave | undefined {
+  const perSecond = new Map<number, number[]>();
+  for (const t of closedAt) {
+    const second = Math.floor(t / 1000);
+    perSecond.set(second, [...(perSecond.get(second) ?? []), t]);
+  }
+  const inWave = [...perSecond.values()].filter((ts) => ts.length >= WAVE_PER_SECOND).flat();
+  if (inWave.length === 0) return undefined;
+  return { fromEpochMs: Math.min(...inWave), toEpochMs: Math.max(...inWave) + 100, closed: inWave.length };
+}
+
 /** Runs the abuse and the measurement; closes every connection it opened before resolving. */
 export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   const host = o.host ?? '127.0.0.1';
@@ -438,8 +458,7 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   await new Promise((r) => setTimeout(r, Math.max(0, o.measureMs - (performance.now() - started))));
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   stopped = true;
-  const lateCloses = [...idle.open, ...half.open].flatMap((t) => (t.closedAt !== undefined && t.closedAt >= steadyAt ? [t.closedAt] : []));
-  const wave = lateCloses.length > 0 ? { fromEpochMs: Math.min(...lateCloses), toEpochMs: Math.max(...lateCloses) + 100, closed: lateCloses.length } : undefined;
+  const wave = closingWave([...idle.open, ...half.open].flatMap((t) => (t.closedAt !== undefined && t.closedAt >= steadyAt ? [t.closedAt] : [])));
   const measured = await probes.stop(wave);
 
   const result: AbuseResult = {
