@@ -6,7 +6,7 @@ import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 import { answerFromZone, closestOrigin, isZoneQuery } from '../file/answer.js';
 import { ZoneSource, everyInterval } from '../file/source.js';
-import { inZones } from '../hosts/table.js';
+import { inZones } from '../pkg/zones.js';
 import { scanDirectory } from './scan.js';
 
 export const DEFAULT_RELOAD_MS = 60_000;

@@ -9,7 +9,7 @@
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
-import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { zoneArgAt } from '../pkg/zones.js';
 import { searchFromResolvConf } from './names.js';
 import { DEFAULT_OPTION_CODE, LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from './option.js';
 
@@ -38,18 +38,9 @@ export function pathFrom(corefilePath: string, p: string): string {
   return isAbsolute(p) ? p : resolve(dirname(corefilePath), p);
 }
 
+/** A zone argument, which may start with `dns://` and end with a port, as a server key. */
 function zoneArg(d: Directive, index: number): string[] {
-  const arg = (d.args[index] as string).replace(/^dns:\/\//i, '').replace(/:\d+$/, '');
-  const pos = argPosition(d, index);
-  if (arg.includes('/')) {
-    try {
-      return cidrToReverseZones(arg);
-    } catch {
-      throw CorefileError.at(pos, `invalid zone "${d.args[index]}" for "${d.name}": not a valid CIDR`);
-    }
-  }
-  if (!isValidDomainName(arg)) throw CorefileError.at(pos, `invalid zone "${d.args[index]}" for "${d.name}": not a valid domain name`);
-  return [lowerName(fqdn(arg))];
+  return zoneArgAt(d, index, (d.args[index] as string).replace(/^dns:\/\//i, '').replace(/:\d+$/, ''));
 }
 
 /** `edns_option CODE`: a code of the local/experimental range, so it can clash with no standard option. */

@@ -1,7 +1,7 @@
 // `cache [TTL] [ZONES...] { ... }` → CacheOptions, with CoreDNS's defaults and ranges.
 import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { zoneArgAt } from '../pkg/zones.js';
 
 export interface TypeSettings {
   /** Most entries of this type; the oldest unused ones are evicted beyond it. */
@@ -38,20 +38,9 @@ export const DEFAULT_PREFETCH_WINDOW_MS = 60_000;
 export const DEFAULT_PREFETCH_PERCENTAGE = 10;
 export const DEFAULT_STALE_MS = 3_600_000;
 
+/** `args` are the arguments of `d` from `firstIndex` on; each may start with `dns://`. */
 function zonesFrom(d: Directive, args: string[], firstIndex: number): string[] {
-  return args.flatMap((arg, k) => {
-    const pos = argPosition(d, firstIndex + k);
-    const bare = arg.replace(/^dns:\/\//i, '');
-    if (bare.includes('/')) {
-      try {
-        return cidrToReverseZones(bare);
-      } catch {
-        throw CorefileError.at(pos, `invalid zone "${arg}" for "${d.name}": not a valid CIDR`);
-      }
-    }
-    if (!isValidDomainName(bare)) throw CorefileError.at(pos, `invalid zone "${arg}" for "${d.name}": not a valid domain name`);
-    return [lowerName(fqdn(bare))];
-  });
+  return args.flatMap((arg, k) => zoneArgAt(d, firstIndex + k, arg.replace(/^dns:\/\//i, '')));
 }
 
 function parseTypeSettings(prop: Directive, into: TypeSettings): void {

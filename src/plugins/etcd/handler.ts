@@ -12,7 +12,7 @@ import type { Logger } from '../../server/log.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { fallsThrough } from '../file/answer.js';
+import { fallsThrough } from '../pkg/fallthrough.js';
 import { EtcdClient, type EtcdClientOptions, type KeyValue } from './client.js';
 import { domainOf, group, parseService, pathOf, pathWithWildcard, split255, targetStrip, type SkyService } from './msg.js';
 

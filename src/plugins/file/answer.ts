@@ -5,7 +5,7 @@ import { DnsClass, RCode, RRType } from '../../dns/types.js';
 import type { MaybePromise, Next } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { inZones } from '../hosts/table.js';
+import { fallsThrough } from '../pkg/fallthrough.js';
 import type { Answer, Zone } from './zone.js';
 
 /** The longest of `origins` (lower-case, absolute) that `name` is in or under. */
@@ -27,12 +27,6 @@ function parentOf(name: string): string | undefined {
     else if (c === 46 /* . */) return i === name.length - 1 ? '.' : name.slice(i + 1);
   }
   return '.';
-}
-
-/** `fallthrough [ZONES]`: undefined = off, [] = every zone. */
-export function fallsThrough(fallthrough: readonly string[] | undefined, name: string): boolean {
-  if (fallthrough === undefined) return false;
-  return fallthrough.length === 0 || inZones(name, fallthrough);
 }
 
 /**

@@ -3,17 +3,14 @@ import { blockProperties, expectArgs, unknownProperty } from '../../corefile/arg
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { Logger } from '../../server/log.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { normalizeZones, parseReload } from '../hosts/setup.js';
+import { parseReload } from '../hosts/setup.js';
+import { parseFallthrough } from '../pkg/fallthrough.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
 
 /** A path from the Corefile: relative paths are taken from the Corefile's folder. */
 export function corefileRelative(path: string, corefilePath: string): string {
   return isAbsolute(path) ? path : resolve(dirname(corefilePath), path);
-}
-
-/** `fallthrough [ZONES...]`. */
-export function parseFallthrough(prop: Directive): string[] {
-  return prop.args.flatMap((z) => normalizeZones(z, prop));
 }
 
 /** `file DBFILE [ZONES...] { reload DURATION  reload_by_mtime  fallthrough [ZONES...] }`. */

@@ -7,9 +7,11 @@ import { RCode, RRType } from '../../dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
+import { fallsThrough } from '../pkg/fallthrough.js';
+import { inZones } from '../pkg/zones.js';
 import { NO_RECORDS, encodeIndex, wireReply, type AnswerIndex } from './answers.js';
 import { parseHostsText, type HostsLine } from './hostsfile.js';
-import { buildTable, inZones } from './table.js';
+import { buildTable } from './table.js';
 
 export const DEFAULT_HOSTS_PATH = '/etc/hosts';
 export const DEFAULT_TTL = 3600;
@@ -87,9 +89,7 @@ export class HostsPlugin implements Plugin {
   }
 
   fallsThrough(name: string): boolean {
-    const zones = this.config.fallthrough;
-    if (zones === undefined) return false;
-    return zones.length === 0 || inZones(name, zones);
+    return fallsThrough(this.config.fallthrough, name);
   }
 
   async start(): Promise<void> {

@@ -1,26 +1,14 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { argPosition, blockProperties, expectArgs, invalidArg, noBlockAllowed, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, noBlockAllowed, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
 import { gauge } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { parseFallthrough } from '../pkg/fallthrough.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { DEFAULT_HOSTS_PATH, DEFAULT_RELOAD_MS, DEFAULT_TTL, HostsPlugin, type HostsConfig, type HostsMetrics } from './handler.js';
 import { hostsFields, parseHostAddress, parseHostsEntry, type HostsLine } from './hostsfile.js';
 
 export const MAX_TTL = 65535;
-
-/** A zone argument: a domain name, or a CIDR standing for its reverse zones (as in server keys). */
-export function normalizeZones(arg: string, at: Directive): string[] {
-  if (arg.includes('/')) {
-    try {
-      return cidrToReverseZones(arg);
-    } catch {
-      return invalidArg(at, arg, 'not a valid CIDR');
-    }
-  }
-  if (!isValidDomainName(arg)) invalidArg(at, arg, 'not a valid zone name');
-  return [lowerName(fqdn(arg))];
-}
 
 export function parseTtl(d: Directive): number {
   const [text] = expectArgs(d, 1, 1) as [string];
@@ -58,7 +46,7 @@ export function parseHosts(d: Directive, blockZones: readonly string[], corefile
         config.reloadMs = parseReload(prop);
         break;
       case 'fallthrough':
-        config.fallthrough = prop.args.flatMap((z) => normalizeZones(z, prop));
+        config.fallthrough = parseFallthrough(prop);
         break;
       default:
         config.inline.push(parseInline(prop));

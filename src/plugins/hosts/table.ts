@@ -5,7 +5,8 @@
 // name given for that address, file first.
 
 import { formatIPv4, formatIPv6 } from '../../dns/ip.js';
-import { ipToReverseName, isSubdomain } from '../../dns/name.js';
+import { ipToReverseName } from '../../dns/name.js';
+import { inZones } from '../pkg/zones.js';
 import type { HostAddress, HostsLine } from './hostsfile.js';
 
 export interface NameAddresses {
@@ -31,25 +32,6 @@ export interface TableOptions {
 
 export function addressText(a: HostAddress): string {
   return a.family === 4 ? formatIPv4(a.bytes) : formatIPv6(a.bytes);
-}
-
-/**
- * `name` is one of `zones` or below it. Both sides are lower-case and absolute here, so a
- * suffix test does (the general isSubdomain costs ~300 ns; this runs per unknown name);
- * names with escapes take the exact path.
- */
-export function inZones(name: string, zones: readonly string[]): boolean {
-  for (const zone of zones) {
-    if (zone === '.') return true;
-    if (name.includes('\\') || zone.includes('\\')) {
-      if (isSubdomain(name, zone)) return true;
-      continue;
-    }
-    if (name === zone) return true;
-    const cut = name.length - zone.length;
-    if (cut > 0 && name.endsWith(zone) && name.charCodeAt(cut - 1) === 46 /* . */) return true;
-  }
-  return false;
 }
 
 /** Insertion-ordered sets while merging: lists of 100k names (ad-block hosts files) stay linear. */

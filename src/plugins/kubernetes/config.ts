@@ -13,9 +13,9 @@
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
 import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
+import { zoneArgs } from '../pkg/zones.js';
 
 export type PodMode = 'disabled' | 'insecure' | 'verified';
 
@@ -57,21 +57,6 @@ export interface KubernetesConfig {
 export const DEFAULT_TTL = 5;
 export const MAX_TTL = 3600;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
-
-/** A zone argument: a name, or a CIDR standing for its reverse zones (as server keys allow). */
-export function zoneArgs(d: Directive, args: readonly string[]): string[] {
-  return args.flatMap((arg) => {
-    if (arg.includes('/')) {
-      try {
-        return cidrToReverseZones(arg);
-      } catch {
-        return invalidArg(d, arg, 'not a valid CIDR');
-      }
-    }
-    if (!isValidDomainName(arg)) return invalidArg(d, arg, 'not a valid zone name');
-    return [lowerName(fqdn(arg))];
-  });
-}
 
 function isReverseZone(zone: string): boolean {
   return zone.endsWith('in-addr.arpa.') || zone.endsWith('ip6.arpa.');

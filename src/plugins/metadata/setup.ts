@@ -5,7 +5,7 @@ import { noBlockAllowed } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
-import { zoneArgs } from '../kubernetes/config.js';
+import { zoneArgs } from '../pkg/zones.js';
 
 export function parseMetadata(d: Directive): string[] {
   noBlockAllowed(d);

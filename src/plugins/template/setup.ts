@@ -6,7 +6,8 @@ import { counter } from '../../server/metrics.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
 import { compileGoRegExp } from '../rewrite/goregexp.js';
 import { serverLabel } from '../prometheus/handler.js';
-import { normalizeZones } from '../hosts/setup.js';
+import { parseFallthrough } from '../pkg/fallthrough.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { compileTemplate, type CompiledTemplate } from './gotemplate.js';
 import { TemplatePlugin, type TemplateConfig, type TemplateMetrics } from './handler.js';
 
@@ -57,7 +58,7 @@ export function parseTemplate(d: Directive, blockZones: readonly string[]): Temp
       }
       case 'fallthrough':
         once(prop);
-        t.fallthrough = prop.args.flatMap((z) => normalizeZones(z, prop));
+        t.fallthrough = parseFallthrough(prop);
         break;
       case 'upstream':
         // Accepted for old Corefiles: CNAME targets are always looked up through the rest of the chain.
