@@ -7,6 +7,7 @@ import { answers, dig } from '../testutil/dig.js';
 import { freePort, sleep, waitFor } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
 import { queryBytes } from '../testutil/tcpabuse.js';
+import { IDLE_CLOSES_PER_TURN } from './tcpconn.js';
 import { exampleZone, missing, namedUpstream, truncatingUpstream, type NamedUpstream, type Scripted } from '../testutil/upstream.js';
 import { decodeMessage } from '../dns/codec.js';
 
@@ -157,6 +158,51 @@ describe('TCP connection cap', () => {
     await waitFor(() => !isOpen(held[1]!), 2000);
     assert.deepEqual(held.map(isOpen), [true, false, true, true, true, true]);
     for (const c of held) c.destroy();
+  });
+});
+
+/**
+ * Counts, for each turn of this process's event loop, the `what` events of `sockets`: the server
+ * runs in this process too, so the closes it makes in one turn reach the clients together in the
+ * next poll. Returns the per-turn counts and a stop function.
+ */
+function perTurn(sockets: readonly net.Socket[], what: 'end'): { counts: Map<number, number>; stop: () => void } {
+  let turn = 0;
+  let running = true;
+  const tick = (): void => {
+    turn++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const counts = new Map<number, number>();
+  for (const s of sockets) s.once(what, () => counts.set(turn, (counts.get(turn) ?? 0) + 1));
+  return { counts, stop: () => void (running = false) };
+}
+
+describe('TCP idle sweep', () => {
+  let s: TestServer;
+  // A sweep every 500 ms: connections opened within it fall idle in the same sweep.
+  before(async () => {
+    s = await startTestServer(COREFILE, { tcpLimits: { idleTimeoutMs: 2000, maxConnections: 1000 } });
+  });
+  after(() => s.stop());
+
+  test(`connections that fall idle together are closed ${IDLE_CLOSES_PER_TURN} per turn, not all in one`, { timeout: 30_000 }, async () => {
+    const count = 200;
+    const held = await Promise.all(Array.from({ length: count }, () => connect(s.port)));
+    for (const c of held) {
+      c.on('error', () => undefined);
+      c.resume();
+    }
+    const ends = perTurn(held, 'end');
+    await waitFor(() => held.every((c) => c.readableEnded), 15_000);
+    ends.stop();
+    for (const c of held) c.destroy();
+    const total = [...ends.counts.values()].reduce((a, b) => a + b, 0);
+    const most = Math.max(...ends.counts.values());
+    assert.equal(total, count);
+    // The sweep's own turn and the one it continues in land in one poll of the clients.
+    assert.ok(most <= 2 * IDLE_CLOSES_PER_TURN, `${most} of ${count} connections closed in one turn`);
   });
 });
 
