@@ -6,10 +6,10 @@
 //       resolv_conf FILE       # kdns: host search paths with @kubernetes (default /etc/resolv.conf)
 //   }
 
-import { isAbsolute, resolve, dirname } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
 import { zoneArgAt } from '../pkg/zones.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { searchFromResolvConf } from './names.js';
 import { DEFAULT_OPTION_CODE, LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from './option.js';
 
@@ -32,11 +32,6 @@ export interface AutopathConfig {
 
 /** Reads a file named in the Corefile (path already resolved); undefined when it cannot be read. */
 export type FileReader = (path: string) => string | undefined;
-
-/** A path written in the Corefile, against the Corefile's folder (kdns's rule for every plugin). */
-export function pathFrom(corefilePath: string, p: string): string {
-  return isAbsolute(p) ? p : resolve(dirname(corefilePath), p);
-}
 
 /** A zone argument, which may start with `dns://` and end with a port, as a server key. */
 function zoneArg(d: Directive, index: number): string[] {
@@ -67,7 +62,7 @@ export function parseAutopath(d: Directive, blockZones: readonly string[], coref
     if (plugin !== 'kubernetes') invalidArg(d, resolvArg, 'the only plugin kdns can ask for search paths is @kubernetes');
     source = { kind: 'kubernetes' };
   } else {
-    const path = pathFrom(corefilePath, resolvArg);
+    const path = corefileRelative(resolvArg, corefilePath);
     source = { kind: 'file', path, search: searchFromNamedFile(read, path, argPosition(d, last), 'autopath') };
   }
   let optionCode = DEFAULT_OPTION_CODE;
@@ -82,7 +77,7 @@ export function parseAutopath(d: Directive, blockZones: readonly string[], coref
         optionCode = parseOptionCode(p);
         break;
       case 'resolv_conf':
-        resolvConf = { path: pathFrom(corefilePath, (expectArgs(p, 1, 1) as [string])[0]), at: p };
+        resolvConf = { path: corefileRelative((expectArgs(p, 1, 1) as [string])[0], corefilePath), at: p };
         if (source.kind === 'file') throw CorefileError.at(p, 'autopath: resolv_conf is for @kubernetes; with a RESOLV-CONF argument its search paths are the host paths');
         break;
       default:

@@ -1,4 +1,3 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { Logger } from '../../server/log.js';
@@ -6,12 +5,8 @@ import type { SetupFn } from '../../server/plugin.js';
 import { parseReload } from '../hosts/setup.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
-
-/** A path from the Corefile: relative paths are taken from the Corefile's folder. */
-export function corefileRelative(path: string, corefilePath: string): string {
-  return isAbsolute(path) ? path : resolve(dirname(corefilePath), path);
-}
 
 /** `file DBFILE [ZONES...] { reload DURATION  reload_by_mtime  fallthrough [ZONES...] }`. */
 export function parseFile(d: Directive, blockZones: readonly string[], corefilePath: string): FileConfig {

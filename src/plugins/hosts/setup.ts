@@ -1,10 +1,10 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { argPosition, blockProperties, expectArgs, noBlockAllowed, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { gauge } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_HOSTS_PATH, DEFAULT_RELOAD_MS, DEFAULT_TTL, HostsPlugin, type HostsConfig, type HostsMetrics } from './handler.js';
 import { hostsFields, parseHostAddress, parseHostsEntry, type HostsLine } from './hostsfile.js';
 
@@ -28,7 +28,7 @@ export function parseReload(d: Directive): number {
  */
 export function parseHosts(d: Directive, blockZones: readonly string[], corefilePath: string): HostsConfig {
   const [file, ...zoneArgs] = d.args;
-  const path = file === undefined ? DEFAULT_HOSTS_PATH : isAbsolute(file) ? file : resolve(dirname(corefilePath), file);
+  const path = file === undefined ? DEFAULT_HOSTS_PATH : corefileRelative(file, corefilePath);
   const zones = zoneArgs.length > 0 ? zoneArgs.flatMap((z) => normalizeZones(z, d)) : [...blockZones];
   const config: HostsConfig = { path, zones, ttl: DEFAULT_TTL, autoReverse: true, reloadMs: DEFAULT_RELOAD_MS, inline: [] };
   // Options appear once each; inline entries are checked by parseInline.

@@ -10,12 +10,13 @@
 //   }
 // CoreDNS's `zonal` is refused: kdns does not serve zone-scoped names.
 
-import { isAbsolute, resolve, dirname } from 'node:path';
+import { resolve } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
 import { zoneArgs } from '../pkg/zones.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 
 export type PodMode = 'disabled' | 'insecure' | 'verified';
 
@@ -70,11 +71,6 @@ function selector(d: Directive): LabelSelector {
     if (e instanceof LabelSelectorError) throw CorefileError.at(d, e.message);
     throw e;
   }
-}
-
-/** Paths in the Corefile resolve against the Corefile's folder, so a config and its data travel together. */
-function pathFrom(corefilePath: string, p: string): string {
-  return isAbsolute(p) ? p : resolve(dirname(corefilePath), p);
 }
 
 const SINGLE = new Set([
@@ -227,16 +223,16 @@ export function readSourceProperty(p: Directive, corefilePath: string, props: So
     }
     case 'tls': {
       const [cert, key, ca] = expectArgs(p, 3, 3) as [string, string, string];
-      props.tls = { cert: pathFrom(corefilePath, cert), key: pathFrom(corefilePath, key), ca: pathFrom(corefilePath, ca) };
+      props.tls = { cert: corefileRelative(cert, corefilePath), key: corefileRelative(key, corefilePath), ca: corefileRelative(ca, corefilePath) };
       break;
     }
     case 'kubeconfig': {
       const [path, context] = expectArgs(p, 1, 2) as [string, string | undefined];
-      props.kubeconfig = context === undefined ? { path: pathFrom(corefilePath, path) } : { path: pathFrom(corefilePath, path), context };
+      props.kubeconfig = context === undefined ? { path: corefileRelative(path, corefilePath) } : { path: corefileRelative(path, corefilePath), context };
       break;
     }
     case 'manifests':
-      props.manifests = pathFrom(corefilePath, expectArgs(p, 1, 1)[0] as string);
+      props.manifests = corefileRelative(expectArgs(p, 1, 1)[0] as string, corefilePath);
       break;
     default:
       return false;

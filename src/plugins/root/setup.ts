@@ -2,16 +2,17 @@
 // against. kdns resolves them against the Corefile's folder; root is accepted and checked
 // (it must be a folder) so Corefiles that set it load.
 import { statSync } from 'node:fs';
-import { isAbsolute, resolve, dirname } from 'node:path';
+import { resolve } from 'node:path';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 
 export function parseRoot(d: Directive, corefilePath: string): string {
   noBlockAllowed(d);
   const path = expectArgs(d, 1, 1)[0] as string;
-  const full = isAbsolute(path) ? path : resolve(dirname(corefilePath), path);
+  const full = corefileRelative(path, corefilePath);
   let isDir = false;
   try {
     isDir = statSync(full).isDirectory();

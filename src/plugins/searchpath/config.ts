@@ -9,9 +9,10 @@
 
 import { duplicateProperty, expectArgs, noBlockAllowed, unknownProperty, argPosition } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
-import { DEFAULT_RESOLV_CONF, parseOptionCode, pathFrom, searchFromNamedFile, type FileReader } from '../autopath/config.js';
+import { DEFAULT_RESOLV_CONF, parseOptionCode, searchFromNamedFile, type FileReader } from '../autopath/config.js';
 import { searchFromResolvConf } from '../autopath/names.js';
 import { DEFAULT_OPTION_CODE } from '../autopath/option.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 
 export interface SearchpathConfig {
   /** The node's search paths, absolute and lower-case. */
@@ -23,7 +24,7 @@ export function parseSearchpath(d: Directive, corefilePath: string, read: FileRe
   const args = expectArgs(d, 0, 1);
   let hostSearch: string[];
   if (args.length === 1) {
-    hostSearch = searchFromNamedFile(read, pathFrom(corefilePath, args[0] as string), argPosition(d, 0), 'searchpath');
+    hostSearch = searchFromNamedFile(read, corefileRelative(args[0] as string, corefilePath), argPosition(d, 0), 'searchpath');
   } else {
     // A node without a resolv.conf has no host search paths; that is no reason not to serve.
     hostSearch = searchFromResolvConf(read(DEFAULT_RESOLV_CONF) ?? '');

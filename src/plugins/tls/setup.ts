@@ -3,11 +3,11 @@
 // its certificate is a Corefile error at setup (and `kdns serve --check` finds it).
 
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
 import type { ClientAuth, Plugin, SetupFn, TlsSettings } from '../../server/plugin.js';
 import { checkTlsSettings } from '../../server/tlslistener.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 
 const CLIENT_AUTH: readonly ClientAuth[] = ['nocert', 'request', 'require', 'verify_if_given', 'require_and_verify'];
 
@@ -29,7 +29,7 @@ export function parseTls(d: Directive, corefilePath: string): TlsDirective {
   if (d.args.length === 0) {
     throw CorefileError.at(d, 'tls without CERT and KEY asks for ACME certificates, which kdns does not obtain; write "tls CERT KEY [CA]" (e.g. from a cert-manager Secret)');
   }
-  const [cert, key, ca] = expectArgs(d, 2, 3).map((p) => (isAbsolute(p) ? p : resolve(dirname(corefilePath), p)));
+  const [cert, key, ca] = expectArgs(d, 2, 3).map((p) => corefileRelative(p, corefilePath));
   const out: TlsDirective = { cert: cert as string, key: key as string, clientAuth: 'nocert', ...(ca !== undefined ? { ca } : {}) };
   for (const p of blockProperties(d, 'tls')) {
     switch (p.name) {
@@ -43,7 +43,7 @@ export function parseTls(d: Directive, corefilePath: string): TlsDirective {
       }
       case 'keylog': {
         const file = expectArgs(p, 1, 1)[0] as string;
-        out.keylog = isAbsolute(file) ? file : resolve(dirname(corefilePath), file);
+        out.keylog = corefileRelative(file, corefilePath);
         break;
       }
       default:
