@@ -106,7 +106,8 @@ function must(r: { status: number | null; stdout?: string | null; stderr?: strin
  * a later install), so there a missing mount point stops the sandbox, naming it.
  */
 function mountLine(inside: string, host: string, q: (s: string) => string): string {
-  const overlaid = inside.startsWith('/etc/') || inside.startsWith('/run/');
+  // /var/run is /run (a symlink on every Debian-like system), so it is overlaid too.
+  const overlaid = ['/etc/', '/run/', '/var/run/'].some((dir) => inside.startsWith(dir));
   const create = overlaid
     ? `if [ -d ${q(host)} ]; then mkdir -p ${q(inside)}; elif [ ! -e ${q(inside)} ]; then mkdir -p "$(dirname ${q(inside)})"; touch ${q(inside)}; fi`
     : `if [ ! -e ${q(inside)} ]; then echo "sandbox: ${inside} does not exist on this host to mount over (install what provides it)" >&2; exit 1; fi`;
