@@ -13,6 +13,7 @@ import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { fallsThrough } from '../pkg/fallthrough.js';
+import { addressRecord, SrvAnswer } from '../pkg/records.js';
 import { EtcdClient, type EtcdClientOptions, type KeyValue } from './client.js';
 import { domainOf, group, parseService, pathOf, pathWithWildcard, split255, targetStrip, type SkyService } from './msg.js';
 
@@ -55,10 +56,6 @@ function hostKind(s: SkyService): { kind: HostKind; ip: string } {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
   if (mapped) return { kind: 'A', ip: mapped[1] as string };
   return { kind: ip.includes(':') ? 'AAAA' : 'A', ip };
-}
-
-function address(name: string, ttl: number, kind: 'A' | 'AAAA', ip: string): ResourceRecord {
-  return kind === 'A' ? rr.a(name, ttl, ip) : rr.aaaa(name, ttl, ip);
 }
 
 interface Lookup {
@@ -279,7 +276,7 @@ export class EtcdPlugin implements Plugin {
       const want = qtype === RRType.A ? 'A' : 'AAAA';
       if (kind !== want || seen.has(ip)) continue;
       seen.add(ip);
-      records.push(address(owner, s.ttl, want, ip));
+      records.push(addressRecord(owner, s.ttl, ip));
     }
     return { records, extra: [], truncated };
   }
@@ -289,9 +286,7 @@ export class EtcdPlugin implements Plugin {
     const services = (await this.services(name, type === 'SRV' ? RRType.SRV : RRType.MX, false)).filter((s) => type === 'SRV' || s.mail);
     const weights = new Map<number, number>();
     for (const s of services) weights.set(s.priority, (weights.get(s.priority) ?? 0) + (s.weight === 0 ? 100 : s.weight));
-    const records: ResourceRecord[] = [];
-    const extra: ResourceRecord[] = [];
-    const dup = new Set<string>();
+    const answer = new SrvAnswer();
     const looked = new Set<string>();
     for (const s of services) {
       if (s.port === -1) continue;
@@ -300,26 +295,19 @@ export class EtcdPlugin implements Plugin {
       const { kind, ip } = hostKind(s);
       if (kind === 'CNAME' || kind === 'TXT') {
         const target = targetStrip(fqdn(s.host), s.targetStrip);
-        records.push(type === 'SRV' ? rr.srv(owner, s.ttl, s.priority, weight, s.port, target) : rr.mx(owner, s.ttl, s.priority, target));
+        answer.add(type === 'SRV' ? rr.srv(owner, s.ttl, s.priority, weight, s.port, target) : rr.mx(owner, s.ttl, s.priority, target));
         if (looked.has(target)) continue;
         looked.add(target);
-        extra.push(...(await this.glueOf(ctx, target)));
+        answer.extra.push(...(await this.glueOf(ctx, target)));
         continue;
       }
       const target = targetStrip(domainOf(s.key), s.targetStrip);
-      const key = type === 'SRV' ? `${target} ${s.port}` : `${target} ${s.priority}`;
-      if (!dup.has(key)) {
-        dup.add(key);
-        records.push(type === 'SRV' ? rr.srv(owner, s.ttl, s.priority, weight, s.port, target) : rr.mx(owner, s.ttl, s.priority, target));
-      }
+      if (type === 'SRV') answer.srv(owner, s.ttl, s.priority, weight, s.port, target);
+      else answer.add(rr.mx(owner, s.ttl, s.priority, target), `${target} ${s.priority}`);
       // MX glue is owned by the untrimmed key name, as CoreDNS does.
-      const glueOwner = type === 'SRV' ? target : domainOf(s.key);
-      if (!dup.has(`${glueOwner} @${ip}`)) {
-        dup.add(`${glueOwner} @${ip}`);
-        extra.push(address(glueOwner, s.ttl, kind, ip));
-      }
+      answer.glueAddress(type === 'SRV' ? target : domainOf(s.key), s.ttl, ip);
     }
-    return { records, extra, truncated: false };
+    return { records: answer.records, extra: answer.extra, truncated: false };
   }
 
   /** Addresses of an SRV/MX target: from etcd in the zone (CNAMEs followed), else through the chain. */
@@ -351,7 +339,7 @@ export class EtcdPlugin implements Plugin {
       const { kind, ip } = hostKind(s);
       if (kind !== 'A' && kind !== 'AAAA') throw new Error(`NS record must be an IP address: ${s.host}`);
       const target = targetStrip(domainOf(s.key), s.targetStrip);
-      extra.push(address(target, s.ttl, kind, ip));
+      extra.push(addressRecord(target, s.ttl, ip));
       if (seen.has(target)) continue;
       seen.add(target);
       records.push(rr.ns(owner, s.ttl, target));

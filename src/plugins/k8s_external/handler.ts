@@ -14,8 +14,9 @@ import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { KubernetesPlugin } from '../kubernetes/handler.js';
-import { endpointHostname, srvWeight } from '../kubernetes/resolve.js';
+import { endpointHostname } from '../kubernetes/resolve.js';
 import { fallsThrough } from '../pkg/fallthrough.js';
+import { addressRecord, SrvAnswer, srvWeight } from '../pkg/records.js';
 
 export const DEFAULT_APEX = 'dns';
 export const DEFAULT_TTL = 5;
@@ -181,10 +182,6 @@ export function nameServerAddresses(view: ClusterView, localIPs: readonly string
   return out;
 }
 
-function addressRecord(name: string, ttl: number, ip: string): ResourceRecord {
-  return ip.includes(':') ? rr.aaaa(name, ttl, ip) : rr.a(name, ttl, ip);
-}
-
 function typeOf(ip: string): number {
   return ip.includes(':') ? RRType.AAAA : RRType.A;
 }
@@ -324,26 +321,17 @@ export class ExternalPlugin implements Plugin {
   private async srv(entries: readonly ExternalEntry[], req: DnsRequest, upstream: Upstream): Promise<{ records: ResourceRecord[]; extra: ResourceRecord[] }> {
     const ttl = this.config.ttl;
     const weight = srvWeight(entries.length);
-    const records: ResourceRecord[] = [];
-    const extra: ResourceRecord[] = [];
-    const seenSrv = new Set<string>();
-    const seenGlue = new Set<string>();
+    const answer = new SrvAnswer();
     for (const e of entries) {
       if (e.port === -1) continue;
       const ip = isIP(e.host);
       const target = ip ? e.target : fqdn(e.host);
-      const srvKey = `${target} ${e.port}`;
-      if (!seenSrv.has(srvKey)) {
-        seenSrv.add(srvKey);
-        records.push(rr.srv(req.qname, ttl, 0, weight, e.port, target));
-      }
-      const glueKey = `${target} ${e.host}`;
-      if (seenGlue.has(glueKey)) continue;
-      seenGlue.add(glueKey);
-      if (ip) extra.push(addressRecord(target, ttl, e.host));
-      else for (const type of [RRType.A, RRType.AAAA]) extra.push(...(await upstream.lookup(target, type)).answers);
+      answer.srv(req.qname, ttl, 0, weight, e.port, target);
+      if (!answer.firstGlue(target, e.host)) continue;
+      if (ip) answer.extra.push(addressRecord(target, ttl, e.host));
+      else for (const type of [RRType.A, RRType.AAAA]) answer.extra.push(...(await upstream.lookup(target, type)).answers);
     }
-    return { records, extra };
+    return { records: answer.records, extra: answer.extra };
   }
 }
 

@@ -15,6 +15,7 @@ import * as rr from '../../dns/rr.js';
 import { RRType, type ResourceRecord } from '../../dns/types.js';
 import { matchesLabels } from '../../cluster/labels.js';
 import { canonicalIP, flat, sourceClusterOf, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
+import { SrvAnswer, srvWeight } from '../pkg/records.js';
 import type { KubernetesConfig } from './config.js';
 
 /** The schema version `dns-version.<zone>` reports. */
@@ -184,14 +185,6 @@ function portMatches(want: string, have: string): boolean {
 function hostType(host: string): number {
   if (canonicalIP(host) === undefined) return 0;
   return host.includes(':') ? RRType.AAAA : RRType.A;
-}
-
-/**
- * CoreDNS's SRV weight when no entry sets one: every entry (port-less ones and duplicates
- * included) counts 100 of the total, and each record gets its share of 100, at least 1.
- */
-export function srvWeight(entries: number): number {
-  return Math.max(1, Math.floor((100 / (100 * entries)) * 100));
 }
 
 class Context {
@@ -368,26 +361,14 @@ export class Resolver {
     if (l.error) return { records: [], extra: [], error: l.error };
     const entries = l.entries;
     const weight = srvWeight(entries.length);
-    const records: ResourceRecord[] = [];
-    const extra: ResourceRecord[] = [];
-    const seenSrv = new Set<string>();
-    const seenGlue = new Set<string>();
+    const answer = new SrvAnswer();
     for (const e of entries) {
       if (e.port === -1) continue;
-      const t = hostType(e.host);
-      if (t === 0) continue;
-      const srvKey = `${e.target} ${e.port}`;
-      if (!seenSrv.has(srvKey)) {
-        seenSrv.add(srvKey);
-        records.push(rr.srv(owner, this.cfg.ttl, 0, weight, e.port, e.target));
-      }
-      const glueKey = `${e.target} ${e.host}`;
-      if (!seenGlue.has(glueKey)) {
-        seenGlue.add(glueKey);
-        extra.push(t === RRType.A ? rr.a(e.target, this.cfg.ttl, e.host) : rr.aaaa(e.target, this.cfg.ttl, e.host));
-      }
+      if (hostType(e.host) === 0) continue;
+      answer.srv(owner, this.cfg.ttl, 0, weight, e.port, e.target);
+      answer.glueAddress(e.target, this.cfg.ttl, e.host);
     }
-    return { records, extra };
+    return { records: answer.records, extra: answer.extra };
   }
 
   private ptr(ctx: Context, name: string, owner: string, zone: string): { records: ResourceRecord[]; error?: NameError } {
