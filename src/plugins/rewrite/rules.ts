@@ -9,7 +9,7 @@ import { parseIP } from '../../dns/ip.js';
 import { classFromName, rcodeFromName, typeFromName } from '../../dns/rr.js';
 import type { Edns, EdnsOption } from '../../dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
-import { compileGoRegExp, expandGroups, groupReferences, submatch, type GoRegExp } from './goregexp.js';
+import { compileGoRegExp, expandGroups, groupReferences, submatch, type GoRegExp } from '../pkg/goregexp.js';
 
 export type Mode = 'stop' | 'continue';
 

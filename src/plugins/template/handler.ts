@@ -10,7 +10,7 @@ import { parseZoneFile } from '../../dns/zonefile.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { submatch, type GoRegExp } from '../rewrite/goregexp.js';
+import { submatch, type GoRegExp } from '../pkg/goregexp.js';
 import { type CompiledTemplate, type TemplateStruct, type TemplateValue } from './gotemplate.js';
 
 export type Section = 'answer' | 'additional' | 'authority';

@@ -4,7 +4,7 @@ import { classFromName, rcodeFromName, typeFromName } from '../../dns/rr.js';
 import { RCode } from '../../dns/types.js';
 import { counter } from '../../server/metrics.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
-import { compileGoRegExp } from '../rewrite/goregexp.js';
+import { compileGoRegExp } from '../pkg/goregexp.js';
 import { serverLabel } from '../prometheus/handler.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';

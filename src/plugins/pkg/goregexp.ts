@@ -3,6 +3,7 @@
 // CoreDNS users write: `(?P<name>…)` named groups, leading flag groups such as `(?i)`, `\A`,
 // `\z` and the POSIX classes `[[:alpha:]]`. RE2 has no backreferences or lookaround, so a
 // pattern using them is refused rather than silently meaning something else.
+// Used by the rewrite and template plugins, whose patterns are Go's in CoreDNS.
 
 /** Longest pattern accepted (CoreDNS's limit, against patterns that cost too much to compile). */
 export const MAX_REGEX_LENGTH = 10000;
