@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Command, CommanderError } from 'commander';
 import { kubeletIPString } from '../poddns/kubeletip.js';
 import { register } from './resolvconf.js';
-import type { CliIO } from './resolvconf.js';
+import { runCli } from '../testutil/cli.js';
+import type { CliRun } from '../testutil/cli.js';
 
 const stringRows: Array<{ given: string; want: string | undefined }> = [
   { given: 'FD00:0:0:0:0:0:0:A', want: 'fd00::a' },
@@ -57,27 +57,8 @@ const AUTOPATH = file('autopath.yaml', pod('ClusterFirstWithAutopath'));
 const DEFAULT = file('default.yaml', pod('Default'));
 const HOST = file('host.conf', 'nameserver 192.0.2.53\n');
 
-async function kdns(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let code = 0;
-  const io: CliIO = {
-    out: (s) => void out.push(s),
-    err: (s) => void err.push(s),
-    readStdin: async () => '',
-    setExitCode: (c) => {
-      code = c;
-    },
-  };
-  const program = new Command('kdns').exitOverride().configureOutput({ writeOut: (s) => void out.push(s), writeErr: (s) => void err.push(s) });
-  register(program, io);
-  try {
-    await program.parseAsync(['node', 'kdns', 'resolvconf', ...args]);
-  } catch (e) {
-    if (!(e instanceof CommanderError)) throw e;
-    code = e.exitCode === 0 ? 0 : 2;
-  }
-  return { code, out: out.join(''), err: err.join('') };
+function kdns(args: string[]): Promise<CliRun> {
+  return runCli([register], ['resolvconf', ...args]);
 }
 
 const cliRows: Array<{ what: string; args: string[]; code: number; out: string; err: string }> = [

@@ -5,10 +5,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Command, CommanderError } from 'commander';
 import { register as registerExplain } from '../cli/explain.js';
 import { register as registerResolvconf } from '../cli/resolvconf.js';
-import type { CliIO } from '../cli/resolvconf.js';
+import { runCli } from '../testutil/cli.js';
 import { register as registerValidate } from '../cli/validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kdns-poddns-cli-'));
@@ -147,29 +146,8 @@ interface Run {
   err: string;
 }
 
-async function kdns(args: string[], stdin = ''): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let code = 0;
-  const io: CliIO = {
-    out: (s) => void out.push(s),
-    err: (s) => void err.push(s),
-    readStdin: async () => stdin,
-    setExitCode: (c) => {
-      code = c;
-    },
-  };
-  const program = new Command('kdns').exitOverride().configureOutput({ writeOut: (s) => void out.push(s), writeErr: (s) => void err.push(s) });
-  registerResolvconf(program, io);
-  registerValidate(program, io);
-  registerExplain(program, io);
-  try {
-    await program.parseAsync(['node', 'kdns', ...args]);
-  } catch (e) {
-    if (!(e instanceof CommanderError)) throw e;
-    code = e.exitCode === 0 ? 0 : 2;
-  }
-  return { code, out: out.join(''), err: err.join('') };
+function kdns(args: string[], stdin = ''): Promise<Run> {
+  return runCli([registerResolvconf, registerValidate, registerExplain], args, stdin);
 }
 
 interface Case {

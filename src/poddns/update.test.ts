@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Command, CommanderError } from 'commander';
 import { formatFieldError } from '../cluster/field.js';
 import { register } from '../cli/validate.js';
-import type { CliIO } from '../cli/resolvconf.js';
+import { runCli } from '../testutil/cli.js';
+import type { CliRun } from '../testutil/cli.js';
 import { validatePodUpdate } from './update.js';
 
 const FORBIDDEN =
@@ -125,27 +125,8 @@ const STORED_GATED = file('stored-gated.yaml', manifest('  schedulingGates: [{na
 const NEW_GATED = file('new-gated.yaml', manifest('  schedulingGates: [{name: wait}]\n  nodeSelector: {a: z}\n  containers: [{name: c, image: "nginx:1.27"}]\n'));
 const NEW_DEPLOYMENT = file('new-deploy.yaml', manifest('  dnsPolicy: Default\n  containers: [{name: c, image: "nginx:1.27"}]\n', 'Deployment'));
 
-async function kdns(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let code = 0;
-  const io: CliIO = {
-    out: (s) => void out.push(s),
-    err: (s) => void err.push(s),
-    readStdin: async () => '',
-    setExitCode: (c) => {
-      code = c;
-    },
-  };
-  const program = new Command('kdns').exitOverride().configureOutput({ writeOut: (s) => void out.push(s), writeErr: (s) => void err.push(s) });
-  register(program, io);
-  try {
-    await program.parseAsync(['node', 'kdns', 'validate', ...args]);
-  } catch (e) {
-    if (!(e instanceof CommanderError)) throw e;
-    code = e.exitCode === 0 ? 0 : 2;
-  }
-  return { code, out: out.join(''), err: err.join('') };
+function kdns(args: string[]): Promise<CliRun> {
+  return runCli([register], ['validate', ...args]);
 }
 
 const cliRows: Array<{ what: string; args: string[]; code: number; out: string }> = [
