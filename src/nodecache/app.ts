@@ -12,7 +12,7 @@
 
 import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { endpointFor, parseHttpAddress } from '../plugins/health/endpoint.js';
+import { endpointFor, parseHttpAddress } from '../plugins/pkg/endpoint.js';
 import type { Logger } from '../server/log.js';
 import { Counter } from '../server/promclient.js';
 import { counter } from '../server/metrics.js';

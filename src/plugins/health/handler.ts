@@ -7,7 +7,7 @@ import { formatDuration } from '../../corefile/args.js';
 import type { Logger } from '../../server/log.js';
 import { counter, histogram } from '../../server/metrics.js';
 import type { Plugin, Shared } from '../../server/plugin.js';
-import { endpointFor, loopbackUrl, type HttpAddress, type HttpEndpoint } from './endpoint.js';
+import { endpointFor, loopbackUrl, type HttpAddress, type HttpEndpoint } from '../pkg/endpoint.js';
 
 export interface HealthConfig {
   address: HttpAddress;

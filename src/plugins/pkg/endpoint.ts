@@ -1,6 +1,7 @@
-// HTTP endpoints for health, ready and prometheus: one listener per address for the whole
-// process, shared by every server block and every config instance that names the address, so a
-// reload neither drops the port nor fails on "address already in use" against itself.
+// HTTP endpoints for health, ready, prometheus and workloads (and the node cache's metrics
+// listener): one listener per address for the whole process, shared by every server
+// block and every config instance that names the address, so a reload neither drops the port
+// nor fails on "address already in use" against itself.
 //
 // A path may be claimed by several owners at once (old and new config during a reload); the
 // latest claim answers, and the listener closes when the last claim on its last path is released.

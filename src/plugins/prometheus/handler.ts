@@ -12,7 +12,7 @@ import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin, type Shared } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
-import { endpointFor, type HttpAddress } from '../health/endpoint.js';
+import { endpointFor, type HttpAddress } from '../pkg/endpoint.js';
 import { isPromise } from '../pkg/promise.js';
 import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';

@@ -2,7 +2,7 @@ import type { Registry } from '../../server/promclient.js';
 import { collectProcessMetrics } from './process.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
-import { parseHttpAddress } from '../health/endpoint.js';
+import { parseHttpAddress } from '../pkg/endpoint.js';
 import { PrometheusPlugin, serverLabel, type PrometheusConfig } from './handler.js';
 import { gauge } from '../../server/metrics.js';
 

@@ -1,7 +1,7 @@
 import { argPosition, expectArgs, noBlockAllowed, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn } from '../../server/plugin.js';
-import { parseHttpAddress } from '../health/endpoint.js';
+import { parseHttpAddress } from '../pkg/endpoint.js';
 import { ReadyPlugin, type MonitorMode, type ReadyConfig } from './handler.js';
 
 export const DEFAULT_ADDRESS = ':8181';

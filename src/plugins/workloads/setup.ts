@@ -6,7 +6,7 @@ import { duplicateProperty, expectArgs, unknownProperty } from '../../corefile/a
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { fqdn, lowerName } from '../../dns/name.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { endpointFor, parseHttpAddress, type HttpAddress } from '../health/endpoint.js';
+import { endpointFor, parseHttpAddress, type HttpAddress } from '../pkg/endpoint.js';
 import { apiSource, namedSource, readSourceProperty, type SourceProperties, type SourceSpec } from '../kubernetes/config.js';
 import { checkManifestsDirectory, instanceKey } from '../kubernetes/setup.js';
 import { SourceRegistry, type SourceNeeds } from '../kubernetes/sources.js';
