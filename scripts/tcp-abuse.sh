@@ -75,7 +75,7 @@ echo "$out"
 node -e '
 const r = JSON.parse(process.argv[1]);
 const row = (name, p) => `${name.padEnd(6)} UDP ${p.udp.answered}/${p.udp.sent} p50 ${p.udp.p50} p99 ${p.udp.p99} max ${p.udp.max} | new TCP ${p.newTcp.answered}/${p.newTcp.sent} p50 ${p.newTcp.p50} p99 ${p.newTcp.p99} max ${p.newTcp.max} (connect p99 ${p.newTcp.connectP99})`;
-console.error(`'"$server"' storm ${r.stormMs} ms, refused at connect ${r.refusedAtConnect}, idle closed ${r.idleClosed}, pipeliners closed ${r.pipelinersClosed}`);
+console.error(`'"$server"' storm ${r.stormMs} ms (accept backlog ${r.acceptBacklogMs} ms after the last abuser connected), refused at connect ${r.refusedAtConnect}, idle closed ${r.idleClosed}, pipeliners closed ${r.pipelinersClosed}`);
 if (r.expiry) console.error(`expiry ${r.expiry.fromMs}-${r.expiry.toMs} ms: ${r.expiry.closed} idle connections closed by the server in the wave`);
 for (const [n, p] of [["storm", r.storm], ["steady", r.steady], ["expiry", r.expiry], ["whole", r]]) if (p) console.error(row(n, p));
 ' "$out"

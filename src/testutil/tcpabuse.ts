@@ -63,9 +63,14 @@ export interface AbuseResult {
   /** Over the whole abuse window, from the first abusive connection to the end. */
   udp: Latencies;
   newTcp: NewTcpLatencies & { failures: typeof probeFailures };
-  /** Probes sent while the abusers were still connecting (the connect storm). */
+  /**
+   * Probes sent during the connect storm: until the server had accepted every abusive
+   * connection, which a client cannot see (its handshake completes in the kernel, before the
+   * accept), so the tool asks once more on a new connection after the last abuser connected:
+   * the server accepts in order, and its answer means the accept queue ahead of it was drained.
+   */
   storm: PhaseResult;
-  /** Probes sent once every abusive connection was open (the connect storm over). */
+  /** Probes sent once the server had accepted every abusive connection. */
   steady: PhaseResult;
   /**
    * Probes sent while the server closed the idle and half-frame connections after the storm
@@ -74,8 +79,10 @@ export interface AbuseResult {
    * server closed none of them within the window.
    */
   expiry?: PhaseResult & { fromMs: number; toMs: number; closed: number };
-  /** How long the connect storm lasted (ms from the first abusive connection). */
+  /** How long the connect storm lasted (ms from the probes' start). */
   stormMs: number;
+  /** Of it, how long the server took to accept what waited once the last abuser had connected. */
+  acceptBacklogMs: number;
   /** Abusive connections the server refused or closed before the measurement began. */
   refusedAtConnect: number;
   /** Times the server closed a pipeliner (each one reconnects at once). */
@@ -452,6 +459,10 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
   // The pipeliners first, so that when the idle ones fill the server's table they are already in.
   const idle = await openMany(o.idle, host, o.port, () => undefined);
   const half = await openMany(o.halfFrame, host, o.port, (s) => s.write(Buffer.from([0])));
+  const connectedAt = performance.now();
+  // Unanswered within the window (a server that stops accepting when full): the storm is the window.
+  await newTcpProbe(host, o.port, qname, 0, o.measureMs);
+  const acceptBacklogMs = Math.round(performance.now() - connectedAt);
   probes.markSteady();
   const steadyAt = epochNow();
 
@@ -463,6 +474,7 @@ export async function abuseTcp(o: AbuseOptions): Promise<AbuseResult> {
 
   const result: AbuseResult = {
     ...measured,
+    acceptBacklogMs,
     refusedAtConnect: idle.failed + half.failed + pipe.failed,
     pipelinersClosed,
     idleClosed: [...idle.open, ...half.open].filter((t) => t.closed).length,
