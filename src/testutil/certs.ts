@@ -2,6 +2,8 @@
 // localhost signed by it, a client certificate signed by it, and a client certificate from
 // another CA (one that client_auth verification must refuse).
 import { execFileSync } from 'node:child_process';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,4 +60,26 @@ export function makeServingCerts(dnsNames: readonly string[]): { ca: string; cer
   selfSignedCa(dir, 'ca');
   signed(dir, 'server', 'ca', `subjectAltName=${dnsNames.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
   return { ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key') };
+}
+
+/**
+ * A TLS handshake with an HTTPS server presenting `serving`, from a client trusting only
+ * `caBundlePem` and checking `servername`: 'ok', or the client's error code.
+ */
+export async function tlsHandshake(serving: { certPem: string; keyPem: string }, caBundlePem: string, servername: string): Promise<string> {
+  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await new Promise<string>((resolve) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, servername, ca: caBundlePem, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve('ok'));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      req.end();
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 }

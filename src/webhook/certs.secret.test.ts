@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
 import type { KubeConfig, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
@@ -17,6 +16,7 @@ import { writeKubeconfig } from '../testutil/kubeconfig.js';
 import { sleep, waitFor } from '../testutil/net.js';
 import { caBundlePatch, commonNameOf, freshState, issueCa, parseCertificates, startSecretCertSource, validityFrom } from './certs.js';
 import type { SecretCertSource, SecretCertSourceOptions, TlsMaterial } from './certs.js';
+import { tlsHandshake } from '../testutil/certs.js';
 
 const NS = 'kdns';
 const SECRET = 'kdns-webhook-tls';
@@ -108,24 +108,7 @@ function trustedAt(certPem: string, bundlePem: string, now: number): boolean {
 
 const issuerOf = (m: TlsMaterial): string => new X509Certificate(m.certPem).issuer.replace(/^CN=/, '');
 
-/** A TLS handshake with a server presenting `m`, from a client trusting only `caBundlePem`: 'ok' or the client's error code. */
-async function handshake(m: TlsMaterial, caBundlePem: string, servername: string): Promise<string> {
-  const server = createServer({ cert: m.certPem, key: m.keyPem }, (_req, res) => res.end('ok'));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  try {
-    return await new Promise<string>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, servername, ca: caBundlePem, agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve('ok'));
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-      req.end();
-    });
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
-}
+const handshake = tlsHandshake;
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 

@@ -4,10 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { request, createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { issueCa, issueServingCert, validityFrom } from './certs.js';
 import type { CertKeyPem } from './certs.js';
+import { tlsHandshake } from '../testutil/certs.js';
 
 const DNS_NAMES = ['kdns-webhook', 'kdns-webhook.kdns', 'kdns-webhook.kdns.svc', 'kdns-webhook.kdns.svc.cluster.local'];
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0, 500);
@@ -58,25 +57,7 @@ test('two certificates never share a serial number', async () => {
   assert.equal(serials.size, 5);
 });
 
-/** A TLS handshake with a server presenting `serving`, from a client trusting only `caBundlePem`: 'ok' or the client's error code. */
-async function handshake(serving: CertKeyPem, caBundlePem: string, servername: string): Promise<string> {
-  const server = createServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.end('ok'));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  try {
-    return await new Promise<string>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, servername, ca: caBundlePem, path: '/', agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve('ok'));
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-      req.end();
-    });
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
-}
+const handshake = tlsHandshake;
 
 test('TLS: a client trusting only the bundle accepts the serving certificate for each Service name, and nothing else', async () => {
   const now = Date.now();
