@@ -23,7 +23,7 @@ export function histogram<L extends string>(
 ): Histogram<L> {
   const found: unknown = registry.getSingleMetric(name);
   if (found === undefined) return new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] });
-  // The DNS server's own histograms (src/plugins/prometheus/series.ts) are not prom-client's.
+  // The DNS server's own histograms (src/plugins/pkg/series.ts) are not prom-client's.
   if (!(found instanceof Histogram)) throw new Error(`metric ${name} is registered, but not as a prom-client Histogram`);
   return found as Histogram<L>;
 }

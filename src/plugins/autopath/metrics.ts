@@ -1,7 +1,7 @@
 // autopath's metrics: CoreDNS's success counter under its name and label, and kdns's count of
 // candidates asked per expanded query (the server-side cost of saving the client its queries).
 import type { Registry } from 'prom-client';
-import { batchedCounter, batchedHistogram, type CounterCell, type HistogramCell } from '../prometheus/series.js';
+import { batchedCounter, batchedHistogram, type CounterCell, type HistogramCell } from '../pkg/series.js';
 
 /** One bucket per candidate up to a full ClusterFirst list with a few host paths, then coarse. */
 export const CANDIDATE_BUCKETS: readonly number[] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 33];

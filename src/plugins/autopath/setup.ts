@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { CorefileError } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { instanceKey } from '../kubernetes/setup.js';
-import { serverLabel } from '../prometheus/handler.js';
+import { serverLabel } from '../pkg/metrics.js';
 import { parseAutopath } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';
 import { autopathMetrics } from './metrics.js';

@@ -2,7 +2,7 @@
 // is the cache's zones joined by ","). Per-query counters are batched cells, so a hit costs a
 // few nanoseconds of counting; the entries gauge is read from the live stores at scrape time.
 import { Gauge, type Registry } from '../../server/promclient.js';
-import { batchedCounter, type CounterCell } from '../prometheus/series.js';
+import { batchedCounter, type CounterCell } from '../pkg/series.js';
 import type { EntryKind } from './entry.js';
 
 /** What the entries gauge reads at scrape time. */

@@ -1,6 +1,6 @@
 import { CorefileError } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { serverLabel } from '../prometheus/handler.js';
+import { serverLabel } from '../pkg/metrics.js';
 import { CachePlugin } from './handler.js';
 import { cacheCells } from './metrics.js';
 import { parseCache } from './options.js';

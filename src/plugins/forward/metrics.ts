@@ -1,11 +1,11 @@
 // forward's metric families under CoreDNS's names: the coredns_proxy_* families of CoreDNS
 // >= 1.11 (proxy_name="forward") and the coredns_forward_* ones that older dashboards and
 // alerts still read, both kept up to date. Per-query series are batched cells (see
-// ../prometheus/series.ts): a labelled prom-client inc costs more than the rest of a cache miss.
+// ../pkg/series.ts): a labelled prom-client inc costs more than the rest of a cache miss.
 import type { Registry } from 'prom-client';
 import { rcodeName } from '../../dns/rr.js';
-import { DURATION_BUCKETS } from '../prometheus/metrics.js';
-import { batchedCounter, batchedHistogram, type CounterCell, type CounterFamily, type HistogramCell, type HistogramFamily } from '../prometheus/series.js';
+import { DURATION_BUCKETS } from '../pkg/metrics.js';
+import { batchedCounter, batchedHistogram, type CounterCell, type CounterFamily, type HistogramCell, type HistogramFamily } from '../pkg/series.js';
 
 export interface ForwardMetrics {
   requests: CounterFamily;

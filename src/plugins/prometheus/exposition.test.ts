@@ -4,11 +4,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from '../../server/promclient.js';
+import { batchedHistogram } from '../pkg/series.js';
 import { collectProcessMetrics } from './process.js';
 import { gauge } from '../../server/metrics.js';
 import { dnsMetrics, kdnsVersion, setBuildInfo } from './metrics.js';
 import { scrapeText } from './exposition.js';
-import { batchedHistogram } from './series.js';
 
 /** A registry as `prometheus` sets one up (process metrics, plugin_enabled, DNS families, build info), with fixed counts. */
 function servedRegistry(): Registry {

@@ -1,8 +1,8 @@
 // The /metrics body: every metric of the registry in registration order, as prom-client's
 // `registry.metrics()` writes them, but kdns's histogram families written by kdns (see
-// series.ts). Only public Registry calls: getMetricsAsArray and getSingleMetricAsString.
+// ../pkg/series.ts). Only public Registry calls: getMetricsAsArray and getSingleMetricAsString.
 import type { Registry } from '../../server/promclient.js';
-import { BatchedHistogram } from './series.js';
+import { BatchedHistogram } from '../pkg/series.js';
 
 export async function scrapeText(registry: Registry): Promise<string> {
   const families: string[] = [];

@@ -14,9 +14,10 @@ import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
 import { endpointFor, type HttpAddress } from '../pkg/endpoint.js';
 import { isPromise } from '../pkg/promise.js';
+import { serverLabel } from '../pkg/metrics.js';
+import type { CounterCell, HistogramCell } from '../pkg/series.js';
 import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';
-import type { CounterCell, HistogramCell } from './series.js';
 
 /** Query types that get their own `type` label; the rest are counted as "other" (as CoreDNS). */
 const MONITORED_TYPES: readonly number[] = [
@@ -69,12 +70,6 @@ export function familyOf(client: Pick<ClientInfo, 'remoteAddress' | 'remoteFamil
   // remoteFamily, when the listener has it, spares making the address string for every query.
   if (client.remoteFamily !== undefined) return client.remoteFamily === 6 ? 2 : 1;
   return client.remoteAddress.includes(':') ? 2 : 1;
-}
-
-/** `dns://:53` for a block on every address, `dns://127.0.0.1:53` / `dns://[::1]:53` with bind. */
-export function serverLabel(address: string, port: number): string {
-  const host = address === '' ? '' : address.includes(':') ? `[${address}]` : address;
-  return `dns://${host}:${port}`;
 }
 
 /** The cells one (server, zone) pair uses, created on first use. */

@@ -5,10 +5,9 @@
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
 import { gauge } from '../../server/metrics.js';
-import { batchedCounter, batchedHistogram, type CounterFamily, type HistogramFamily } from './series.js';
+import { DURATION_BUCKETS } from '../pkg/metrics.js';
+import { batchedCounter, batchedHistogram, type CounterFamily, type HistogramFamily } from '../pkg/series.js';
 
-/** 0.25 ms doubling up to ~8 s: CoreDNS's plugin.TimeBuckets. */
-export const DURATION_BUCKETS: readonly number[] = Array.from({ length: 16 }, (_, i) => 0.00025 * 2 ** i);
 /** CoreDNS's size buckets: around the 512-byte classic UDP limit, then powers of two up to 64 KB. */
 export const SIZE_BUCKETS: readonly number[] = [0, 100, 200, 300, 400, 511, 1023, 2047, 4095, 8291, 16e3, 32e3, 48e3, 64e3];
 

@@ -5,7 +5,8 @@ import { directiveIn } from '../../testutil/corefile.js';
 import { dig } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { familyOf, rcodeLabel, serverLabel, typeLabel } from './handler.js';
+import { serverLabel } from '../pkg/metrics.js';
+import { familyOf, rcodeLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
 import { parseExposition, value, type Sample } from '../../testutil/prom.js';
 

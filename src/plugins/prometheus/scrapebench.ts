@@ -11,9 +11,10 @@
 // about 1,100 sample lines, as a busy cluster DNS server shows.
 
 import { Registry } from '../../server/promclient.js';
+import { DURATION_BUCKETS } from '../pkg/metrics.js';
+import { batchedHistogram } from '../pkg/series.js';
 import { collectProcessMetrics } from './process.js';
-import { batchedHistogram } from './series.js';
-import { DURATION_BUCKETS, dnsMetrics, setBuildInfo } from './metrics.js';
+import { dnsMetrics, setBuildInfo } from './metrics.js';
 import { scrapeText } from './exposition.js';
 
 const registry = new Registry();

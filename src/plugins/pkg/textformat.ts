@@ -1,5 +1,5 @@
 // The few rules of the Prometheus text format (version 0.0.4) that kdns writes itself: escaping
-// in HELP lines and label values, and how a sample's value is spelled.
+// in HELP lines and label values, and how a sample's value is spelled. Used by series.ts.
 
 /** HELP text: backslash and line feed escaped. */
 export function escapeHelp(text: string): string {

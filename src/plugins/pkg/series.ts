@@ -9,6 +9,7 @@
 //     place in the text) and written out by kdns (`exposition`), a few lines of the text format.
 // The metric objects are registered under their usual names, so get-or-create by name across
 // reloads finds them again and the counts survive.
+// Used by the prometheus plugin's own families and by the cache, autopath and forward plugins'.
 
 import type { Metric } from 'prom-client';
 import { Counter, Histogram, type Registry } from '../../server/promclient.js';
