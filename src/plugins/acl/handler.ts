@@ -18,7 +18,7 @@ import type { Counter } from '../../server/promclient.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { inSubnet, type Subnet } from '../loadbalance/prefer.js';
+import { inSubnet, type Subnet } from '../pkg/subnet.js';
 
 export type AclAction = 'allow' | 'block' | 'filter' | 'drop';
 

@@ -15,7 +15,8 @@ import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { shuffled } from '../forward/policy.js';
 import { isPromise } from '../pkg/promise.js';
-import { preferenceRank, stableByRank, type Subnet } from './prefer.js';
+import type { Subnet } from '../pkg/subnet.js';
+import { preferenceRank, stableByRank } from './prefer.js';
 
 /** CoreDNS's grouping: where a record goes in a balanced section, in this order. */
 const Kind = { CNAME: 0, OTHER: 1, ADDRESS: 2, MX: 3 } as const;

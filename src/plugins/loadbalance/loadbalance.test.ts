@@ -10,8 +10,8 @@ import { freePort } from '../../testutil/net.js';
 import { responseMessage } from '../../testutil/request.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
 import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { parseSubnet, type Subnet } from '../pkg/subnet.js';
 import { balanceRecords, balanceWire } from './handler.js';
-import { parseSubnet, type Subnet } from './prefer.js';
 import { parseLoadBalance } from './setup.js';
 
 const N = 'multi.example.test.';

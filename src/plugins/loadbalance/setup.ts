@@ -1,8 +1,8 @@
 import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { parseSubnet, type Subnet } from '../pkg/subnet.js';
 import { LoadBalancePlugin } from './handler.js';
-import { parseSubnet, type Subnet } from './prefer.js';
 
 function subnets(d: Directive, args: string[], firstIndex: number): Subnet[] {
   if (args.length === 0) throw CorefileError.at(d, 'prefer needs at least one CIDR');
