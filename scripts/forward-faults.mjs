@@ -167,7 +167,8 @@ function startUnbound(dir, port, cpu, role, namedPort = 0) {
     // (and "." static, so the health check's ". NS" is answered instead of recursed on).
     upstream: ['local-zone: "." static', 'local-zone: "miss.example.test." redirect', 'local-data: "miss.example.test. 300 IN A 192.0.2.99"'],
     // A caching forwarder to named: the peer of kdns in scenario b.
-    forwarder: ['do-not-query-localhost: no', 'local-zone: "cluster.local." static', 'msg-cache-size: 32m', 'rrset-cache-size: 64m'],
+    // (unbound answers NXDOMAIN for test. by itself, RFC 6761, unless told not to.)
+    forwarder: ['do-not-query-localhost: no', 'local-zone: "test." nodefault', 'local-zone: "cluster.local." static', 'msg-cache-size: 32m', 'rrset-cache-size: 64m'],
     // Nothing under cluster.local exists: the peer of kdns in scenario c.
     nxdomain: ['local-zone: "cluster.local." static'],
   };
