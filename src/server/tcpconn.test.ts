@@ -1,8 +1,11 @@
 // The TCP connection limits on real sockets: pipelining in bulk, clients that do not read,
 // idle and half-frame connections, and the connection cap.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { withFileLimit } from '../testutil/kdns.js';
 import { answers, dig } from '../testutil/dig.js';
 import { freePort, sleep, waitFor } from '../testutil/net.js';
 import { startTestServer, type TestServer } from '../testutil/server.js';
@@ -203,6 +206,46 @@ describe('TCP idle sweep', () => {
     assert.equal(total, count);
     // The sweep's own turn and the one it continues in land in one poll of the clients.
     assert.ok(most <= 2 * IDLE_CLOSES_PER_TURN, `${most} of ${count} connections closed in one turn`);
+  });
+});
+
+const fromSource = import.meta.url.endsWith('.ts');
+
+/**
+ * In a process of its own (a new, small descriptor table): opens a TCP listener with a cap of
+ * `maxConnections`, waits for the table to grow, and reports the table's size (FDSize) and the
+ * open descriptors before and after.
+ */
+async function descriptorTableAround(maxConnections: number): Promise<{ before: { size: number; open: number }; after: { size: number; open: number } }> {
+  const listeners = new URL(fromSource ? './listeners.ts' : './listeners.js', import.meta.url).href;
+  const tcpconn = new URL(fromSource ? './tcpconn.ts' : './tcpconn.js', import.meta.url).href;
+  const code = `
+    import { readFileSync, readdirSync } from 'node:fs';
+    const { listenTcp, DEFAULT_TCP_LIMITS } = await import(${JSON.stringify(listeners)});
+    const { descriptorTableGrown } = await import(${JSON.stringify(tcpconn)});
+    const table = () => ({ size: Number(/FDSize:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'latin1'))[1]), open: readdirSync('/proc/self/fd').length });
+    const before = table();
+    const listener = await listenTcp('127.0.0.1', 0, { handle: () => undefined }, { ...DEFAULT_TCP_LIMITS, maxConnections: ${maxConnections} });
+    await descriptorTableGrown();
+    const after = table();
+    await listener.close();
+    console.log(JSON.stringify({ before, after }));
+  `;
+  const [cmd, argv] = withFileLimit(8192, [...(fromSource ? ['--import', 'tsx'] : []), '--input-type=module', '-e', code]);
+  const { stdout } = await promisify(execFile)(cmd, argv, { timeout: 30_000 });
+  return JSON.parse(stdout) as { before: { size: number; open: number }; after: { size: number; open: number } };
+}
+
+describe('TCP descriptor table', { skip: process.platform !== 'linux' && 'the descriptor table is read from /proc (Linux)' }, () => {
+  // Linux grows a threaded process's table with an RCU wait that stopped the loop inside
+  // accept(2) for 10–30 ms at each power of two a connect flood crossed; a listener grows it
+  // for its cap at once, off the loop.
+  test('a listener grows the table to hold its connection cap, and closes what it opened to do so', { timeout: 60_000 }, async () => {
+    const t = await descriptorTableAround(3000);
+    assert.ok(t.before.size <= 256, `a new process starts with a small table: ${JSON.stringify(t)}`);
+    assert.equal(t.after.size, 4096);
+    // The listening socket and what the listener itself needs; none of the /dev/null opens.
+    assert.ok(t.after.open - t.before.open <= 4, `descriptors left open: ${JSON.stringify(t)}`);
   });
 });
 

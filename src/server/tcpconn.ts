@@ -12,6 +12,7 @@
 //   connection closes the one idle for longest (idle or stuck half-way through a frame, RFC 7766
 //   §6.2.3), and is refused only when every open connection has work under way.
 
+import { close, open, readFileSync } from 'node:fs';
 import type net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import type { ClientInfo } from './request.js';
@@ -344,6 +345,95 @@ export class TcpConnection {
 }
 
 /**
+ * Room in the process's descriptor table for the connections its listeners may hold. Linux grows
+ * a process's table when a new descriptor does not fit (to the next power of two), and in a
+ * process with threads (Node always has some) each growth waits for an RCU grace period while
+ * any thread that allocates a descriptor waits with it: under a connect flood the event loop
+ * slept 10–30 ms inside accept(2) each time the open descriptors crossed 256, 512, 1,024 and
+ * 2,048 (expand_fdtable → synchronize_rcu), with UDP and every new client waiting. So a listener
+ * grows the table as soon as it opens, by opening /dev/null from libuv's threadpool (the waits
+ * fall on its threads, not on the loop) up to the descriptor its cap implies, and closing them:
+ * the kernel never shrinks a table.
+ */
+class DescriptorRoom {
+  /** Connections the open listeners may hold together. */
+  private wanted = 0;
+  /** The highest descriptor the table was grown to hold. */
+  private grownTo = 0;
+  private growth: Promise<void> = Promise.resolve();
+
+  reserve(connections: number): void {
+    this.wanted += connections;
+    const wanted = this.wanted;
+    this.growth = this.growth.then(() => this.grow(wanted));
+  }
+
+  release(connections: number): void {
+    this.wanted -= connections;
+  }
+
+  /** Resolves once the growth asked so far is done. */
+  grown(): Promise<void> {
+    return this.growth;
+  }
+
+  private async grow(connections: number): Promise<void> {
+    if (process.platform !== 'linux') return;
+    const held: number[] = [];
+    try {
+      const first = await openNull();
+      held.push(first);
+      const target = Math.min(first + connections + DESCRIPTOR_SLACK, openFileLimit() - LIMIT_HEADROOM);
+      if (target <= this.grownTo) return;
+      let highest = first;
+      while (highest < target) {
+        const batch = await Promise.allSettled(Array.from({ length: Math.min(OPENS_AT_ONCE, target - highest) }, openNull));
+        for (const r of batch) if (r.status === 'fulfilled') held.push(r.value);
+        // EMFILE or any other refusal: as much room as the process may have.
+        if (batch.some((r) => r.status === 'rejected')) break;
+        highest = Math.max(highest, ...held);
+      }
+      this.grownTo = Math.max(this.grownTo, highest);
+    } catch {
+      // No /dev/null, no descriptor to spare: the table grows on demand, as without this.
+    } finally {
+      await Promise.all(held.map((fd) => new Promise<void>((done) => close(fd, () => done()))));
+    }
+  }
+}
+
+/** Descriptors beyond the connections: the listeners themselves, timers' and upstreams' sockets. */
+const DESCRIPTOR_SLACK = 64;
+/** Left unopened below the open-file limit while the table grows, for whatever else opens then. */
+const LIMIT_HEADROOM = 128;
+/** /dev/null opens in flight at once while the table grows (libuv's threadpool runs four). */
+const OPENS_AT_ONCE = 32;
+
+function openNull(): Promise<number> {
+  return new Promise((resolve, reject) => open('/dev/null', 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** The soft limit on open files (/proc/self/limits); unbounded when it cannot be read. */
+function openFileLimit(): number {
+  try {
+    const line = readFileSync('/proc/self/limits', 'latin1')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s+/)[3]);
+    return Number.isFinite(soft) ? soft : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+const descriptorRoom = new DescriptorRoom();
+
+/** Resolves once the descriptor table holds room for every open listener's connection cap. */
+export function descriptorTableGrown(): Promise<void> {
+  return descriptorRoom.grown();
+}
+
+/**
  * The open connections of one listener, oldest complete query first: the idle-timeout sweep
  * and the choice of whom to close at the cap both read from the front. A list linked through
  * the connections themselves: moving one to the young end on every query allocates nothing
@@ -367,6 +457,7 @@ export class ConnectionTable {
   constructor(private readonly limits: TcpLimits) {
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(10, Math.min(1000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
+    descriptorRoom.reserve(limits.maxConnections);
   }
 
   get size(): number {
@@ -399,6 +490,7 @@ export class ConnectionTable {
   }
 
   closeAll(): void {
+    if (!this.closedAll) descriptorRoom.release(this.limits.maxConnections);
     this.closedAll = true;
     clearInterval(this.sweeper);
     for (let c = this.oldest; c !== undefined; ) {
