@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { parseUpstream } from '../plugins/forward/upstreams.js';
-import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/autopath/option.js';
+import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/pkg/searchoption.js';
 import { defaultSettings, type NodeCacheSettings } from './corefile.js';
 
 export class FlagError extends Error {

@@ -6,14 +6,13 @@
 //       resolv_conf FILE       # kdns: host search paths with @kubernetes (default /etc/resolv.conf)
 //   }
 
-import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
+import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, unknownProperty } from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { zoneArgAt } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
-import { searchFromResolvConf } from './names.js';
-import { DEFAULT_OPTION_CODE, LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from './option.js';
-
-export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
+import { searchFromResolvConf } from '../pkg/apnames.js';
+import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';
+import { DEFAULT_OPTION_CODE, parseOptionCode } from '../pkg/searchoption.js';
 
 export type SearchSource =
   /** Every client gets the search list of a resolv.conf (CoreDNS's RESOLV-CONF). */
@@ -30,25 +29,9 @@ export interface AutopathConfig {
   optionCode: number;
 }
 
-/** Reads a file named in the Corefile (path already resolved); undefined when it cannot be read. */
-export type FileReader = (path: string) => string | undefined;
-
 /** A zone argument, which may start with `dns://` and end with a port, as a server key. */
 function zoneArg(d: Directive, index: number): string[] {
   return zoneArgAt(d, index, (d.args[index] as string).replace(/^dns:\/\//i, '').replace(/:\d+$/, ''));
-}
-
-/** `edns_option CODE`: a code of the local/experimental range, so it can clash with no standard option. */
-export function parseOptionCode(p: Directive): number {
-  const [text] = expectArgs(p, 1, 1) as [string];
-  return parseIntArg(text, argPosition(p, 0), { what: 'edns_option', min: LOCAL_OPTION_CODE_MIN, max: LOCAL_OPTION_CODE_MAX });
-}
-
-/** The search list of a resolv.conf the user named: unreadable is a Corefile error at `pos`. */
-export function searchFromNamedFile(read: FileReader, path: string, pos: Position, what: string): string[] {
-  const text = read(path);
-  if (text === undefined) throw CorefileError.at(pos, `${what}: cannot read ${path}`);
-  return searchFromResolvConf(text);
 }
 
 export function parseAutopath(d: Directive, blockZones: readonly string[], corefilePath: string, read: FileReader): AutopathConfig {

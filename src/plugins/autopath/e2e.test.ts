@@ -9,7 +9,7 @@ import { startNamed, type NamedServer } from '../../testutil/upstream.js';
 import { dig, type DigResult } from '../../testutil/dig.js';
 import { freePort } from '../../testutil/net.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { startCapture, type CaptureServer } from './capture.js';
+import { startCapture, type CaptureServer } from '../../testutil/capture.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../src/plugins/autopath/testdata/cluster', import.meta.url));
 const IN_CI = process.env.CI === 'true';

@@ -12,10 +12,10 @@ import { PluginError } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { PodInfo } from '../../cluster/store.js';
+import { encodeSearchPaths } from '../pkg/searchoption.js';
 import type { AutopathConfig } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';
 import { autopathMetrics } from './metrics.js';
-import { encodeSearchPaths } from './option.js';
 
 const CODE = 65534;
 

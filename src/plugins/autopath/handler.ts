@@ -21,10 +21,10 @@ import type { Logger } from '../../server/log.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { AP_ZONE, candidateNames, clusterSearchPaths, isApName, parseApName } from '../pkg/apnames.js';
+import { decodeSearchPaths, findOption, withoutOption } from '../pkg/searchoption.js';
 import type { AutopathConfig } from './config.js';
 import type { AutopathMetrics } from './metrics.js';
-import { AP_ZONE, candidateNames, clusterSearchPaths, isApName, parseApName } from './names.js';
-import { decodeSearchPaths, findOption, withoutOption } from './option.js';
 
 /** TTL for what autopath makes up (CNAME of a NODATA, the ap.k8s.io SOA) when no candidate says better: the kubernetes default. */
 export const DEFAULT_TTL = 5;

@@ -1,22 +1,14 @@
 // `autopath` setup: read the directive (and the resolv.conf it names), then build the handler.
 // The block's kubernetes plugin sets up after autopath (plugin order), so it is looked up at start.
 
-import { readFileSync } from 'node:fs';
 import { CorefileError } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { instanceKey } from '../kubernetes/setup.js';
 import { serverLabel } from '../pkg/metrics.js';
+import { readOrUndefined } from '../pkg/hostsearch.js';
 import { parseAutopath } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';
 import { autopathMetrics } from './metrics.js';
-
-export function readOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
 
 export const setup: SetupFn = (ctx) => {
   const d = ctx.directive;

@@ -9,9 +9,9 @@
 
 import { duplicateProperty, expectArgs, noBlockAllowed, unknownProperty, argPosition } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
-import { DEFAULT_RESOLV_CONF, parseOptionCode, searchFromNamedFile, type FileReader } from '../autopath/config.js';
-import { searchFromResolvConf } from '../autopath/names.js';
-import { DEFAULT_OPTION_CODE } from '../autopath/option.js';
+import { searchFromResolvConf } from '../pkg/apnames.js';
+import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';
+import { DEFAULT_OPTION_CODE, parseOptionCode } from '../pkg/searchoption.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 
 export interface SearchpathConfig {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dig } from '../../testutil/dig.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { startCapture, type CaptureServer } from '../autopath/capture.js';
+import { startCapture, type CaptureServer } from '../../testutil/capture.js';
 
 function optionHex(text: string): string {
   return Buffer.from(text).toString('hex');

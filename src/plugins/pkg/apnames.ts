@@ -3,7 +3,9 @@
 // A pod with that policy has one search path, `search.<ns>.<zone>.ap.k8s.io`, so libc asks
 // `NAME.search.<ns>.<zone>.ap.k8s.io` for a short NAME. The server walks the ClusterFirst search
 // list for it: `NAME.<ns>.svc.<zone>`, `NAME.svc.<zone>`, `NAME.<zone>`, NAME under each host
-// search path, then `NAME.` itself. Pure functions over presentation names; the handler does I/O.
+// search path, then `NAME.` itself. Pure functions over presentation names; the handlers do I/O.
+// Used by autopath (the cluster side, which expands the names) and searchpath (the node cache
+// side, which attaches a pod's search paths to them), and by searchoption.ts.
 
 import { fqdn, isValidDomainName, lowerName, splitLabels } from '../../dns/name.js';
 

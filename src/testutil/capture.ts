@@ -4,8 +4,8 @@
 
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
-import { RCode, type Message } from '../../dns/types.js';
+import { decodeMessage, encodeMessage } from '../dns/codec.js';
+import { RCode, type Message } from '../dns/types.js';
 
 export interface CapturedQuery {
   transport: 'udp' | 'tcp';

@@ -2,8 +2,8 @@
 // lines and the EDNS0 option's bytes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { candidateNames, clusterSearchPaths, parseApName, searchFromResolvConf, type ApName } from './names.js';
-import { decodeSearchPaths, encodeSearchPaths, withOption, withoutOption } from './option.js';
+import { candidateNames, clusterSearchPaths, parseApName, searchFromResolvConf, type ApName } from './apnames.js';
+import { decodeSearchPaths, encodeSearchPaths, withOption, withoutOption } from './searchoption.js';
 
 describe('parseApName', () => {
   const cases: Array<{ name: string; qname: string; known?: string[]; want: ApName | undefined }> = [

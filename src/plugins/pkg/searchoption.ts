@@ -1,15 +1,24 @@
 // The EDNS0 option that carries a pod's search paths from the node-local cache to the cluster
 // server: the paths as one comma-separated ASCII list. Its code comes from the range RFC 6891
 // reserves for local and experimental use (65001-65534); the code once proposed for it, 15, is
-// now Extended DNS Errors (RFC 8914).
+// now Extended DNS Errors (RFC 8914). searchpath (node cache) attaches it, autopath (cluster
+// DNS) reads it; both set its code with `edns_option`, and `kdns nodecache` checks the range.
 
+import { argPosition, expectArgs, parseIntArg } from '../../corefile/args.js';
+import type { Directive } from '../../corefile/ast.js';
 import type { Edns, EdnsOption } from '../../dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
-import { MAX_SEARCH_PATHS, normalizeSearchPath } from './names.js';
+import { MAX_SEARCH_PATHS, normalizeSearchPath } from './apnames.js';
 
 export const DEFAULT_OPTION_CODE = 65534;
 export const LOCAL_OPTION_CODE_MIN = 65001;
 export const LOCAL_OPTION_CODE_MAX = 65534;
+
+/** `edns_option CODE`: a code of the local/experimental range, so it can clash with no standard option. */
+export function parseOptionCode(p: Directive): number {
+  const [text] = expectArgs(p, 1, 1) as [string];
+  return parseIntArg(text, argPosition(p, 0), { what: 'edns_option', min: LOCAL_OPTION_CODE_MIN, max: LOCAL_OPTION_CODE_MAX });
+}
 
 /** Bytes of the option for these paths (sent without trailing dots, as a resolv.conf lists them). */
 export function encodeSearchPaths(paths: readonly string[]): Uint8Array {
