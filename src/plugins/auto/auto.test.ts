@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseCorefile } from '../../corefile/parser.js';
 import { RRType } from '../../dns/types.js';
 import { createLogger } from '../../server/log.js';
 import { Reply, responseFor } from '../../server/reply.js';
@@ -136,4 +137,18 @@ test('auto: only the configured zones are answered, whatever the folder holds', 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('auto: the README examples are valid', () => {
+  const readme = readFileSync(new URL('../../../src/plugins/auto/README.md', import.meta.url), 'utf8');
+  let directives = 0;
+  for (const m of readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)) {
+    for (const block of parseCorefile(m[1] as string, { file: 'Corefile', baseDir: '/etc/kdns' })) {
+      for (const d of block.directives.filter((x) => x.name === 'auto')) {
+        parseAuto(d, ['example.org.'], '/etc/kdns/Corefile');
+        directives++;
+      }
+    }
+  }
+  assert.equal(directives, 2);
 });

@@ -4,8 +4,9 @@
 import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
-import { answerFromZone, closestOrigin, isZoneQuery } from '../file/answer.js';
-import { ZoneSource, everyInterval } from '../file/source.js';
+import { everyInterval } from '../pkg/filereload.js';
+import { answerFromZone, closestOrigin, isZoneQuery } from '../pkg/zoneanswer.js';
+import { ZoneSource } from '../pkg/zonesource.js';
 import { inZones } from '../pkg/zones.js';
 import { scanDirectory } from './scan.js';
 

@@ -6,8 +6,9 @@ import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import { errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { answerFromZone, closestOrigin, isZoneQuery } from './answer.js';
-import { ZoneSource, everyInterval } from './source.js';
+import { everyInterval } from '../pkg/filereload.js';
+import { answerFromZone, closestOrigin, isZoneQuery } from '../pkg/zoneanswer.js';
+import { ZoneSource } from '../pkg/zonesource.js';
 
 export const DEFAULT_RELOAD_MS = 60_000;
 

@@ -11,8 +11,8 @@ import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { Next } from '../../server/plugin.js';
 import { testRequest } from '../../testutil/request.js';
-import { answerFromZone } from './answer.js';
-import { Zone } from './zone.js';
+import { Zone } from '../pkg/zone.js';
+import { answerFromZone } from '../pkg/zoneanswer.js';
 
 function zoneOf(origin: string, text: string): Zone {
   return Zone.build(origin, parseZoneFile(text, { origin, file: 'stdin' }), 'stdin');

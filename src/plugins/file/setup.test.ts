@@ -10,10 +10,9 @@ import { createLogger } from '../../server/log.js';
 import { firstDirective } from '../../testutil/corefile.js';
 import { testRequest } from '../../testutil/request.js';
 import { FilePlugin } from './handler.js';
-import { parseAuto } from '../auto/setup.js';
 import { loadAtSetup, parseFile } from './setup.js';
-import { loadZoneFile } from './source.js';
-import { Zone } from './zone.js';
+import { Zone } from '../pkg/zone.js';
+import { loadZoneFile } from '../pkg/zonesource.js';
 
 const defaults = { path: '/etc/kdns/db.example.org', origins: ['example.org.'], reloadMs: 60_000, reloadByMtime: false };
 
@@ -123,23 +122,20 @@ test('file: reload keeps the old zone on a parse error and follows the SOA seria
   }
 });
 
-test('file and auto: the README examples are valid', () => {
+test('file: the README examples are valid', () => {
   const src = new URL('../../../src/plugins/', import.meta.url);
   const blocks = (name: string, kind: string): string[] =>
     [...readFileSync(new URL(`${name}/README.md`, src), 'utf8').matchAll(new RegExp(`~~~ ${kind}\\n([\\s\\S]*?)~~~`, 'g'))].map((m) => m[1] as string);
   let directives = 0;
-  for (const plugin of ['file', 'auto']) {
-    for (const text of blocks(plugin, 'corefile')) {
-      for (const block of parseCorefile(text, { file: 'Corefile', baseDir: '/etc/kdns' })) {
-        for (const d of block.directives.filter((x) => x.name === plugin)) {
-          if (plugin === 'file') parseFile(d, ['example.org.'], '/etc/kdns/Corefile');
-          else parseAuto(d, ['example.org.'], '/etc/kdns/Corefile');
-          directives++;
-        }
+  for (const text of blocks('file', 'corefile')) {
+    for (const block of parseCorefile(text, { file: 'Corefile', baseDir: '/etc/kdns' })) {
+      for (const d of block.directives.filter((x) => x.name === 'file')) {
+        parseFile(d, ['example.org.'], '/etc/kdns/Corefile');
+        directives++;
       }
     }
   }
-  assert.equal(directives, 5);
+  assert.equal(directives, 3);
   const zoneExample = blocks('file', 'txt').find((t) => t.startsWith('$ORIGIN'));
   assert.ok(zoneExample);
   assert.equal(Zone.build('example.org.', parseZoneFile(zoneExample, { origin: 'example.org.', file: 'README' }), 'README').records, 8);

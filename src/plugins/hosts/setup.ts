@@ -1,10 +1,11 @@
-import { argPosition, blockProperties, expectArgs, noBlockAllowed, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
+import { argPosition, blockProperties, expectArgs, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { gauge } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { parseReload } from '../pkg/filereload.js';
 import { DEFAULT_HOSTS_PATH, DEFAULT_RELOAD_MS, DEFAULT_TTL, HostsPlugin, type HostsConfig, type HostsMetrics } from './handler.js';
 import { hostsFields, parseHostAddress, parseHostsEntry, type HostsLine } from './hostsfile.js';
 
@@ -13,11 +14,6 @@ export const MAX_TTL = 65535;
 export function parseTtl(d: Directive): number {
   const [text] = expectArgs(d, 1, 1) as [string];
   return parseIntArg(text, argPosition(d, 0), { what: 'ttl', min: 1, max: MAX_TTL });
-}
-
-export function parseReload(d: Directive): number {
-  const [text] = expectArgs(d, 1, 1) as [string];
-  return parseDuration(text, argPosition(d, 0), 'reload');
 }
 
 /**

@@ -2,7 +2,8 @@
 // $INCLUDEs) is checked for changes; a changed file is parsed again and replaces the zone
 // only when it parses cleanly and, as in CoreDNS, its SOA serial changed (or, with
 // `reload_by_mtime`, whenever the file changed). A file that fails to parse leaves the old
-// zone serving and logs `file:line: why`.
+// zone serving and logs `file:line: why`. Used by the file and auto plugins: one source per
+// zone file.
 
 import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -137,15 +138,4 @@ export class ZoneSource {
     this.lastProblem = problem;
     this.log.error(problem);
   }
-}
-
-/**
- * Calls `refresh` every `ms` (none when 0) and returns what stops it. The timer does not keep
- * the process alive: the listeners do, and a stopping process must not wait for a reload.
- */
-export function everyInterval(ms: number, refresh: () => Promise<unknown>): () => void {
-  if (ms <= 0) return () => undefined;
-  const timer = setInterval(() => void refresh(), ms);
-  timer.unref();
-  return () => clearInterval(timer);
 }

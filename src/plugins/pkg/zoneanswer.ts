@@ -1,4 +1,5 @@
-// From a zone's Answer to the reply the client gets: used by both `file` and `auto`.
+// From a zone's Answer to the reply the client gets: used by both `file` and `auto`, which
+// answer from master files the same way (zone.ts) and differ only in how they find the files.
 
 import type { Message } from '../../dns/types.js';
 import { DnsClass, RCode, RRType } from '../../dns/types.js';

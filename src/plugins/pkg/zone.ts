@@ -4,6 +4,7 @@
 //
 // Every name is a key of a Map (lower-case, canonical), and the lookup walks the labels of the
 // query name once: O(labels), never a scan of the zone.
+// Used by the file and auto plugins (through zonesource.ts and zoneanswer.ts).
 
 import { isSubdomain, lowerName, parseNameLabels, splitLabels } from '../../dns/name.js';
 import { rdataToString } from '../../dns/rr.js';
