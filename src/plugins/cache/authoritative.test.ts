@@ -11,7 +11,7 @@ import { buildQuery, headerRcode } from '../../dns/wire.js';
 import { dig } from '../../testutil/dig.js';
 import { missing } from '../../testutil/upstream.js';
 import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { MAX_KEPT_NAME_ERRORS } from '../kubernetes/handler.js';
+import { MAX_KEPT_NAME_ERRORS } from '../kubernetes/index.js';
 
 const CLUSTER = fileURLToPath(new URL('../../../examples/cluster', import.meta.url));
 const skip = missing('dig', 'bind9-dnsutils');

@@ -13,9 +13,7 @@ import type { ClusterObject } from '../../cluster/types.js';
 import { directiveIn } from '../../testutil/corefile.js';
 import { replyShape, type ReplyShape } from '../../testutil/shape.js';
 import { testRequest } from '../../testutil/request.js';
-import { parseKubernetes } from '../kubernetes/config.js';
-import { KubernetesPlugin } from '../kubernetes/handler.js';
-import type { SourceHandle } from '../kubernetes/sources.js';
+import { KubernetesPlugin, parseKubernetes, type SourceHandle } from '../kubernetes/index.js';
 import { ExternalPlugin } from './handler.js';
 import { parseExternal } from './setup.js';
 

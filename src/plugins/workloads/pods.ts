@@ -5,8 +5,7 @@
 // tried again later. Until pods arrive, every client counts as `_unknown`.
 
 import type { Logger } from '../../server/log.js';
-import type { SourceSpec } from '../kubernetes/config.js';
-import type { SourceHandle, SourceNeeds, SourceRegistry } from '../kubernetes/sources.js';
+import type { SourceHandle, SourceNeeds, SourceRegistry, SourceSpec } from '../kubernetes/index.js';
 import type { PodIndex } from './accounting.js';
 
 export interface RetryTiming {
