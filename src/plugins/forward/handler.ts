@@ -13,10 +13,10 @@ import { PluginError, type MaybePromise, type Next, type Plugin } from '../../se
 import { Reply, errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { Logger } from '../../server/log.js';
+import { policyByName, shuffled, type Policy } from '../pkg/policy.js';
 import { HealthCheck } from './health.js';
 import { UpstreamCells, type ForwardMetrics } from './metrics.js';
 import type { ForwardOptions } from './options.js';
-import { policyByName, shuffled, type Policy } from './policy.js';
 import type { UpstreamSpec } from './upstreams.js';
 
 /** CoreDNS's budget for one client query across all upstreams tried. */

@@ -4,7 +4,7 @@ import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, pa
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { RCode } from '../../dns/types.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
-import { POLICY_NAMES, type PolicyName } from './policy.js';
+import { POLICY_NAMES, type PolicyName } from '../pkg/policy.js';
 import { parseUpstream, type UpstreamSpec } from './upstreams.js';
 
 /** CoreDNS's limit on TO addresses. */

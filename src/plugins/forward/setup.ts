@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { SetupFn } from '../../server/plugin.js';
+import { blockForwarders } from '../pkg/forwarders.js';
 import { Forwarder } from './handler.js';
 import { forwardMetrics } from './metrics.js';
 import { parseForward } from './options.js';
-import { blockForwarders } from './registry.js';
 
 function readOrUndefined(path: string): Buffer | undefined {
   try {

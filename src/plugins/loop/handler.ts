@@ -13,14 +13,14 @@ import type { Logger } from '../../server/log.js';
 import type { BlockInfo, MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { errorReply, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import type { Forwarder, Upstream } from '../forward/handler.js';
+import type { BlockForwarder, BlockForwarders, ProbedUpstream } from '../pkg/forwarders.js';
 
 export const TROUBLESHOOTING_URL = 'https://coredns.io/plugins/loop#troubleshooting';
 
 /** A probe name in flight: who it was sent to, and how often it came back. */
 export interface ProbeRecord {
   /** "self": the check that our own listener answers; else the upstream probed. */
-  target: 'self' | Upstream;
+  target: 'self' | ProbedUpstream;
   arrivals: number;
   /** Where the last arrival came from ("127.0.0.1:40000"). */
   from?: string;
@@ -62,7 +62,7 @@ export class LoopPlugin implements Plugin {
   constructor(
     private readonly block: BlockInfo,
     /** The forward plugins of this block, complete once every plugin is set up. */
-    private readonly forwarders: { readonly forwarders: Forwarder[] },
+    private readonly forwarders: BlockForwarders,
     private readonly probes: ProbeTable,
     private readonly log: Logger,
     private readonly timing: LoopTiming = DEFAULT_LOOP_TIMING,
@@ -145,7 +145,7 @@ export class LoopPlugin implements Plugin {
     }
   }
 
-  private async probeUpstream(f: Forwarder, u: Upstream): Promise<'loop' | 'no loop' | 'no answer'> {
+  private async probeUpstream(f: BlockForwarder, u: ProbedUpstream): Promise<'loop' | 'no loop' | 'no answer'> {
     if (u.looping !== undefined) return 'loop';
     const name = this.register(f.options.from, u);
     const query = buildQuery(nameToWire(name), RRType.HINFO, DnsClass.IN);
@@ -167,7 +167,7 @@ export class LoopPlugin implements Plugin {
     return answered ? 'no loop' : 'no answer';
   }
 
-  private markLooping(f: Forwarder, u: Upstream, name: string, record: ProbeRecord): void {
+  private markLooping(f: BlockForwarder, u: ProbedUpstream, name: string, record: ProbeRecord): void {
     const reason = `upstream ${u.label} sends zone "${f.options.from}" back to this server`;
     u.looping = reason;
     this.loops.push(`loop detected: ${reason}`);

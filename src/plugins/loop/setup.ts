@@ -1,7 +1,7 @@
 import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
 import { CorefileError } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { blockForwarders } from '../forward/registry.js';
+import { blockForwarders } from '../pkg/forwarders.js';
 import { LoopPlugin, type ProbeTable } from './handler.js';
 
 export const setup: SetupFn = (ctx) => {

@@ -1,6 +1,7 @@
 // The order in which upstreams are tried for one query, as CoreDNS's forward picks them:
 // random (a fresh shuffle per query), round_robin (a rotating start, the rest in configured
-// order) and sequential (always configured order).
+// order) and sequential (always configured order). Used by forward, and by loadbalance, which
+// shuffles records with the same Fisher-Yates.
 
 export type PolicyName = 'random' | 'round_robin' | 'sequential';
 
