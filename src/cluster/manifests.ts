@@ -4,10 +4,9 @@
 // problem comes back as a value naming file and line, never as a throw.
 
 import { readdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import type { Document } from 'yaml';
+import { lineOfPath, yamlDocuments, yamlValue } from './yaml.js';
 import type { ClusterObject } from './types.js';
 
 export interface ManifestError {
@@ -344,47 +343,27 @@ function itemKind(text: string, start: number): string | undefined {
   return kind;
 }
 
-type Yaml = typeof import('yaml');
-let yamlModule: Yaml | undefined;
-
-/**
- * The YAML parser, loaded on first use: its code is ~0.9 MiB of heap, and a server fed `-o json`
- * dumps or the API never needs it.
- */
-function yaml(): Yaml {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as Yaml;
-  return yamlModule;
-}
-
 function parseYaml(text: string, file: string, skipKinds: ReadonlySet<string> = NO_KINDS): ManifestResult {
-  const { Composer, LineCounter, Parser } = yaml();
-  const lineCounter = new LineCounter();
-  const lineOf = (offset: number): number => lineCounter.linePos(offset).line;
   const result: ManifestResult = { objects: [], errors: [] };
   text = blankSkippedDocuments(text, skipKinds);
   const lastContent = text.trimEnd().length;
-  // One document at a time (parseAllDocuments builds every document's tree before returning
-  // the first): a 50 MB `kubectl get -o yaml` dump never has more than one tree alive.
-  const composer = new Composer({ prettyErrors: false });
-  for (const doc of composer.compose(new Parser(lineCounter.addNewLine).parse(text))) {
-    if (doc.errors.length > 0) {
-      // Later errors of a document are mostly the parser's echo of the first.
-      const err = doc.errors[0]!;
+  for (const document of yamlDocuments(text)) {
+    if (document.error) {
       // Unterminated constructs are reported at the end of the text; the last line with
       // something on it is where the reader should look.
-      const at = Math.min(err.pos[0], Math.max(0, lastContent - 1));
-      result.errors.push({ file, line: lineOf(at), message: `YAML: ${firstLine(err.message)}` });
+      const at = Math.min(document.error.offset, Math.max(0, lastContent - 1));
+      result.errors.push({ file, line: document.lineOf(at), message: document.error.message });
       continue;
     }
     // Kinds the reader ignores (Pods unless `pods verified`) are never converted or checked.
     if (skipKinds.size > 0) {
-      const kind: unknown = doc.get('kind');
+      const kind: unknown = document.doc.get('kind');
       if (typeof kind === 'string' && skipKinds.has(kind)) continue;
     }
-    const found = collectObjects(doc.toJS({ maxAliasCount: 100 }));
+    const found = collectObjects(yamlValue(document));
     result.objects.push(...found.objects);
     for (const p of found.problems) {
-      result.errors.push({ file, line: lineOfPath(doc, p.path, lineOf), message: p.message });
+      result.errors.push({ file, line: lineOfPath(document, p.path), message: p.message });
     }
   }
   return result;
@@ -426,20 +405,6 @@ function countLines(s: string, from: number): number {
   let n = 0;
   for (let i = from; i >= 0; i = s.indexOf('\n', i + 1)) n++;
   return n;
-}
-
-function firstLine(s: string): string {
-  const nl = s.indexOf('\n');
-  return nl < 0 ? s : s.slice(0, nl);
-}
-
-/** The line of the deepest node on `path` that exists (the field itself, or the object holding it). */
-function lineOfPath(doc: Document.Parsed, path: Segment[], lineOf: (offset: number) => number): number {
-  for (let n = path.length; n >= 0; n--) {
-    const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (yaml().isNode(node) && node.range) return lineOf(node.range[0]);
-  }
-  return 1;
 }
 
 interface Collected {

@@ -1,14 +1,15 @@
 // Reading the operator's inputs from files: the DNS resource, the node list, and the objects
 // applied now. Nodes go through the cluster manifest loader (one model of the cluster); the DNS
 // resource and the owned apps/v1 and core/v1 objects are kinds that loader does not keep, so
-// they are read here with the same YAML library and the same file:line error form.
+// they are read here with the same YAML reader (src/cluster/yaml.ts) and the same file:line
+// error form.
 
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LineCounter, parseAllDocuments } from 'yaml';
 import { formatManifestError, isManifestFile, parseManifests } from '../cluster/manifests.js';
 import type { Node, Service } from '../cluster/types.js';
 import { DNS_KIND } from '../cluster/dnsresource.js';
+import { yamlDocuments, yamlValue } from '../cluster/yaml.js';
 import { DNS_NAME, NODE_RESOLVER_NAME, WEBHOOK_CONFIG_NAME } from './objects.js';
 import type { ConfigMap, DaemonSet } from './objects.js';
 import type { CurrentObjects } from './render.js';
@@ -28,15 +29,11 @@ export interface Document {
 
 /** Every document of a YAML or JSON text, lists unwrapped; throws InputError naming file:line. */
 export function parseDocuments(text: string, file: string): Document[] {
-  const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
-  if (!Array.isArray(docs)) return [];
   const out: Document[] = [];
-  for (const doc of docs) {
-    const first = doc.errors[0];
-    if (first) throw new InputError(`${file}:${lineCounter.linePos(first.pos[0]).line}: YAML: ${first.message.split('\n')[0]}`);
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
-    const line = doc.contents?.range ? lineCounter.linePos(doc.contents.range[0]).line : 1;
+  for (const document of yamlDocuments(text)) {
+    if (document.error) throw new InputError(`${file}:${document.error.line}: ${document.error.message}`);
+    const value = yamlValue(document);
+    const line = document.line;
     if (value === null || value === undefined) continue;
     if (isRecord(value) && typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items'])) {
       for (const item of value['items']) out.push({ value: item, line });

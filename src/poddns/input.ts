@@ -1,8 +1,9 @@
 // Reading the objects `kdns resolvconf|validate|explain` are given: YAML or JSON, several
 // documents, `kind: List`. src/cluster/manifests.ts keeps only the kinds the DNS server reads
-// (it drops Deployments and the other workload kinds), so pod-bearing objects are read here.
+// (it drops Deployments and the other workload kinds), so pod-bearing objects are read here,
+// with the same YAML reader (src/cluster/yaml.ts).
 
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { yamlDocuments, yamlValue } from '../cluster/yaml.js';
 
 export interface InputObject {
   object: Record<string, unknown>;
@@ -24,20 +25,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /** Parses one file's text; `file` names it in errors ("-" or "<stdin>" for standard input). */
 export function parseInputObjects(text: string, file: string): InputResult {
   const result: InputResult = { objects: [], errors: [] };
-  const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
-  if (!Array.isArray(docs)) return result;
-  for (const doc of docs) {
-    const start = doc.contents?.range?.[0] ?? doc.range[0];
-    const line = lineCounter.linePos(start).line;
-    if (doc.errors.length > 0) {
-      const err = doc.errors[0]!;
-      result.errors.push(`${file}:${lineCounter.linePos(err.pos[0]).line}: YAML: ${err.message.split('\n')[0] ?? ''}`);
+  for (const document of yamlDocuments(text)) {
+    if (document.error) {
+      result.errors.push(`${file}:${document.error.line}: ${document.error.message}`);
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    const value = yamlValue(document);
     if (value === null || value === undefined) continue;
-    collect(value, file, line, result);
+    collect(value, file, document.line, result);
   }
   return result;
 }
