@@ -3,7 +3,7 @@
 // `-dns.port N` (or `-p N`), `-pidfile FILE`, `-quiet`, `-plugins`, `-version`. The bare
 // `kdns -conf …` form and a binary named `coredns` come here too (see main.ts, docs/dropin.md).
 import type { Command } from 'commander';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { CorefileError } from '../corefile/ast.js';
@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../server/log.js';
 import { udpNote } from '../server/listeners.js';
 import { PLUGIN_ORDER } from '../server/order.js';
 import { startServer, type KdnsServer } from '../server/server.js';
+import { PLUGINS } from '../plugins/registry.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 import { GoFlagError, boolFlag, goFlagUsage, parseGoFlags, stringFlag, type GoFlagSet, type GoFlagsParsed } from './goflags.js';
 import { handleSignals } from './serve.js';
@@ -70,9 +71,7 @@ export function versionText(): string {
 
 /** -plugins: the plugins this build has, in the layout `coredns -plugins` prints. */
 export function pluginsText(): string {
-  const dir = new URL('../plugins/', import.meta.url);
-  const present = new Set(readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name));
-  const plugins = PLUGIN_ORDER.filter((p) => present.has(p) && ['setup.js', 'setup.ts'].some((f) => existsSync(new URL(`${p}/${f}`, dir))));
+  const plugins = PLUGIN_ORDER.filter((p) => PLUGINS.has(p));
   const lines = ['Server types:', '  dns', '', 'Caddyfile loaders:', '  flag', '  default', '', 'Other plugins:', ...plugins.sort().map((p) => `  dns.${p}`), ''];
   return lines.join('\n');
 }

@@ -3,10 +3,9 @@
 // that fails leaves the old instance serving untouched.
 
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { existsSync } from 'node:fs';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
 import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
+import { PLUGINS, type PluginModule } from '../plugins/registry.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';
 import { removedDirective, unavailableDirective } from './obsolete.js';
@@ -48,14 +47,11 @@ export interface ConfigInstance {
   plugins: Array<{ plugin: Plugin; zone: string }>;
 }
 
-const pluginsDir = new URL('../plugins/', import.meta.url);
-
+/** The setup of the directive's plugin, loaded now (only the plugins a Corefile names are loaded). */
 async function loadSetup(d: Directive): Promise<SetupFn> {
-  const folder = new URL(`${d.name}/`, pluginsDir);
-  const candidates = ['setup.js', 'setup.ts'].map((f) => new URL(f, folder));
-  const found = candidates.find((u) => existsSync(fileURLToPath(u)));
-  if (!found) throw CorefileError.at(d, unavailableDirective(d.name));
-  const mod = (await import(found.href)) as { setup?: SetupFn };
+  const load = PLUGINS.get(d.name);
+  if (!load) throw CorefileError.at(d, unavailableDirective(d.name));
+  const mod: Partial<PluginModule> = await load();
   if (typeof mod.setup !== 'function') throw CorefileError.at(d, `plugin "${d.name}" has no setup`);
   return mod.setup;
 }

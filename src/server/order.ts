@@ -1,7 +1,7 @@
 // The order plugins run in, whatever order a Corefile lists them in: CoreDNS's plugin.cfg as of
 // CoreDNS 1.14.7, with kdns's own plugins placed where they must act. A directive not in this
-// list is unknown; one in it without a folder under src/plugins/ is "not available in kdns"
-// (./obsolete.ts says what CoreDNS does with it).
+// list is unknown; one in it without an entry in src/plugins/registry.ts is "not available in
+// kdns" (./obsolete.ts says what CoreDNS does with it).
 //
 // Access control depends on this order (see src/plugins/acl/README.md):
 //  - rewrite and autopath run before acl, so acl judges the names they look up, not only the
