@@ -3,9 +3,9 @@ import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { typeFromName } from '../../dns/rr.js';
 import { counter } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { serverLabel } from '../pkg/metrics.js';
 import { parseSubnet, type Subnet } from '../pkg/subnet.js';
 import { zoneArgs } from '../pkg/zones.js';
-import { serverLabel } from '../pkg/metrics.js';
 import { AclPlugin, type AclAction, type AclPolicy, type AclRule } from './handler.js';
 
 const ACTIONS: readonly string[] = ['allow', 'block', 'filter', 'drop'];

@@ -6,8 +6,8 @@ import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 import { everyInterval } from '../pkg/filereload.js';
 import { answerFromZone, closestOrigin, isZoneQuery } from '../pkg/zoneanswer.js';
-import { ZoneSource } from '../pkg/zonesource.js';
 import { inZones } from '../pkg/zones.js';
+import { ZoneSource } from '../pkg/zonesource.js';
 import { scanDirectory } from './scan.js';
 
 export const DEFAULT_RELOAD_MS = 60_000;

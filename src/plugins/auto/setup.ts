@@ -1,9 +1,9 @@
 import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { normalizeZones } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { parseReload } from '../pkg/filereload.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { AutoPlugin, DEFAULT_REGEXP, DEFAULT_RELOAD_MS, DEFAULT_TEMPLATE, type AutoConfig } from './handler.js';
 
 const MAX_REGEXP_LENGTH = 10_000;

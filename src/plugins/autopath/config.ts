@@ -8,11 +8,11 @@
 
 import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { zoneArgAt } from '../pkg/zones.js';
-import { corefileRelative } from '../pkg/corefilepath.js';
 import { searchFromResolvConf } from '../pkg/apnames.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';
 import { DEFAULT_OPTION_CODE, parseOptionCode } from '../pkg/searchoption.js';
+import { zoneArgAt } from '../pkg/zones.js';
 
 export type SearchSource =
   /** Every client gets the search list of a resolv.conf (CoreDNS's RESOLV-CONF). */

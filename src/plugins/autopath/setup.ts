@@ -3,9 +3,9 @@
 
 import { CorefileError } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { serverLabel } from '../pkg/metrics.js';
-import { readOrUndefined } from '../pkg/hostsearch.js';
 import { instanceKey } from '../kubernetes/index.js';
+import { readOrUndefined } from '../pkg/hostsearch.js';
+import { serverLabel } from '../pkg/metrics.js';
 import { parseAutopath } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';
 import { autopathMetrics } from './metrics.js';

@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';
-import { corefileRelative } from '../pkg/corefilepath.js';
 import type { EtcdTls } from './client.js';
 import { DEFAULT_ENDPOINT, DEFAULT_MAX_LEASE_TTL, DEFAULT_MIN_LEASE_TTL, DEFAULT_PATH, EtcdPlugin, type EtcdConfig } from './handler.js';
 

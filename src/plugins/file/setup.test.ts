@@ -9,10 +9,10 @@ import { parseZoneFile } from '../../dns/zonefile.js';
 import { createLogger } from '../../server/log.js';
 import { firstDirective } from '../../testutil/corefile.js';
 import { testRequest } from '../../testutil/request.js';
-import { FilePlugin } from './handler.js';
-import { loadAtSetup, parseFile } from './setup.js';
 import { Zone } from '../pkg/zone.js';
 import { loadZoneFile } from '../pkg/zonesource.js';
+import { FilePlugin } from './handler.js';
+import { loadAtSetup, parseFile } from './setup.js';
 
 const defaults = { path: '/etc/kdns/db.example.org', origins: ['example.org.'], reloadMs: 60_000, reloadByMtime: false };
 

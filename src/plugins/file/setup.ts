@@ -2,10 +2,10 @@ import { blockProperties, expectArgs, unknownProperty } from '../../corefile/arg
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { Logger } from '../../server/log.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { parseFallthrough } from '../pkg/fallthrough.js';
-import { normalizeZones } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { parseFallthrough } from '../pkg/fallthrough.js';
 import { parseReload } from '../pkg/filereload.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
 
 /** `file DBFILE [ZONES...] { reload DURATION  reload_by_mtime  fallthrough [ZONES...] }`. */

@@ -2,10 +2,10 @@ import { argPosition, blockProperties, expectArgs, noBlockAllowed, parseIntArg, 
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { gauge } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { parseFallthrough } from '../pkg/fallthrough.js';
-import { normalizeZones } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { parseFallthrough } from '../pkg/fallthrough.js';
 import { parseReload } from '../pkg/filereload.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { DEFAULT_HOSTS_PATH, DEFAULT_RELOAD_MS, DEFAULT_TTL, HostsPlugin, type HostsConfig, type HostsMetrics } from './handler.js';
 import { hostsFields, parseHostAddress, parseHostsEntry, type HostsLine } from './hostsfile.js';
 

@@ -13,9 +13,9 @@ import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../.
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { endpointHostname, type KubernetesPlugin } from '../kubernetes/index.js';
 import { fallsThrough } from '../pkg/fallthrough.js';
 import { addressRecord, SrvAnswer, srvWeight } from '../pkg/records.js';
-import { endpointHostname, type KubernetesPlugin } from '../kubernetes/index.js';
 
 export const DEFAULT_APEX = 'dns';
 export const DEFAULT_TTL = 5;

@@ -4,9 +4,9 @@
 import { argPosition, blockProperties, expectArgs, invalidArg, parseIntArg, unknownProperty } from '../../corefile/args.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
+import { instanceKey, KubernetesPlugin } from '../kubernetes/index.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { normalizeZones } from '../pkg/zones.js';
-import { instanceKey, KubernetesPlugin } from '../kubernetes/index.js';
 import { DEFAULT_APEX, DEFAULT_TTL, ExternalPlugin, MAX_TTL, type ExternalConfig } from './handler.js';
 
 /** A DNS label: the apex option names one (`dns` gives `ns1.dns.<zone>`). */

@@ -15,8 +15,8 @@ import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, 
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
-import { zoneArgs } from '../pkg/zones.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { zoneArgs } from '../pkg/zones.js';
 
 export type PodMode = 'disabled' | 'insecure' | 'verified';
 

@@ -13,9 +13,9 @@ import { RCode, RRType, type AddressData, type ResourceRecord } from '../../dns/
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import { shuffled } from '../pkg/policy.js';
 import { isPromise } from '../pkg/promise.js';
 import type { Subnet } from '../pkg/subnet.js';
-import { shuffled } from '../pkg/policy.js';
 import { preferenceRank, stableByRank } from './prefer.js';
 
 /** CoreDNS's grouping: where a record goes in a balanced section, in this order. */

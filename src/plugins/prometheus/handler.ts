@@ -13,8 +13,8 @@ import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin,
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
 import { endpointFor, type HttpAddress } from '../pkg/endpoint.js';
-import { isPromise } from '../pkg/promise.js';
 import { serverLabel } from '../pkg/metrics.js';
+import { isPromise } from '../pkg/promise.js';
 import type { CounterCell, HistogramCell } from '../pkg/series.js';
 import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';

@@ -1,9 +1,9 @@
 import type { Registry } from '../../server/promclient.js';
+import { parseHttpAddress } from '../pkg/endpoint.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { collectProcessMetrics } from './process.js';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
-import { parseHttpAddress } from '../pkg/endpoint.js';
 import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
 import { gauge } from '../../server/metrics.js';
 

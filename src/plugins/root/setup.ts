@@ -6,8 +6,8 @@ import { resolve } from 'node:path';
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { oncePerBlock } from '../pkg/once.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { oncePerBlock } from '../pkg/once.js';
 
 export function parseRoot(d: Directive, corefilePath: string): string {
   noBlockAllowed(d);

@@ -10,9 +10,9 @@
 import { duplicateProperty, expectArgs, noBlockAllowed, unknownProperty, argPosition } from '../../corefile/args.js';
 import type { Directive } from '../../corefile/ast.js';
 import { searchFromResolvConf } from '../pkg/apnames.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';
 import { DEFAULT_OPTION_CODE, parseOptionCode } from '../pkg/searchoption.js';
-import { corefileRelative } from '../pkg/corefilepath.js';
 
 export interface SearchpathConfig {
   /** The node's search paths, absolute and lower-case. */

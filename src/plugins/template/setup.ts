@@ -4,10 +4,10 @@ import { classFromName, rcodeFromName, typeFromName } from '../../dns/rr.js';
 import { RCode } from '../../dns/types.js';
 import { counter } from '../../server/metrics.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
-import { compileGoRegExp } from '../pkg/goregexp.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
-import { normalizeZones } from '../pkg/zones.js';
+import { compileGoRegExp } from '../pkg/goregexp.js';
 import { serverLabel } from '../pkg/metrics.js';
+import { normalizeZones } from '../pkg/zones.js';
 import { compileTemplate, type CompiledTemplate } from './gotemplate.js';
 import { TemplatePlugin, type TemplateConfig, type TemplateMetrics } from './handler.js';
 

@@ -6,8 +6,8 @@ import { duplicateProperty, expectArgs, unknownProperty } from '../../corefile/a
 import { CorefileError, type Directive } from '../../corefile/ast.js';
 import { fqdn, lowerName } from '../../dns/name.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { endpointFor, parseHttpAddress, type HttpAddress } from '../pkg/endpoint.js';
 import { apiSource, checkManifestsDirectory, instanceKey, namedSource, readSourceProperty, SourceRegistry, type SourceNeeds, type SourceProperties, type SourceSpec } from '../kubernetes/index.js';
+import { endpointFor, parseHttpAddress, type HttpAddress } from '../pkg/endpoint.js';
 import { Accounting, type AccountingOptions, type PodIndex } from './accounting.js';
 import { WorkloadsPlugin } from './handler.js';
 import { OwnPods } from './pods.js';
