@@ -50,8 +50,12 @@ async function readCaText(path: string | undefined): Promise<string> {
 }
 
 async function readSnapshot(o: FileCertSourceOptions): Promise<Snapshot> {
-  const [cert, key, ca] = await Promise.all([readText(o.certFile, 'certificate'), readText(o.keyFile, 'key'), readCaText(o.caFile)]);
-  return { cert, key, ca };
+  // Read together, but a problem is reported in a fixed order (certificate, key, CA): with both
+  // files gone, whichever read failed first would otherwise name a different file each poll, and
+  // a problem is logged once only while its text stays the same.
+  const [cert, key, ca] = await Promise.allSettled([readText(o.certFile, 'certificate'), readText(o.keyFile, 'key'), readCaText(o.caFile)]);
+  for (const r of [cert, key, ca]) if (r.status === 'rejected') throw r.reason;
+  return { cert: (cert as PromiseFulfilledResult<string>).value, key: (key as PromiseFulfilledResult<string>).value, ca: (ca as PromiseFulfilledResult<string>).value };
 }
 
 /** The material a snapshot holds, or throws naming the file and what is wrong with it. */
