@@ -358,8 +358,6 @@ export class TcpConnection {
 class DescriptorRoom {
   /** Connections the open listeners may hold together. */
   private wanted = 0;
-  /** The highest descriptor the table was grown to hold. */
-  private grownTo = 0;
   private growth: Promise<void> = Promise.resolve();
 
   reserve(connections: number): void {
@@ -384,16 +382,19 @@ class DescriptorRoom {
       const first = await openNull();
       held.push(first);
       const target = Math.min(first + connections + DESCRIPTOR_SLACK, openFileLimit() - LIMIT_HEADROOM);
-      if (target <= this.grownTo) return;
+      // The table has room already (it grows by doubling): nothing to open.
+      if (target < descriptorTableSize()) return;
       let highest = first;
       while (highest < target) {
         const batch = await Promise.allSettled(Array.from({ length: Math.min(OPENS_AT_ONCE, target - highest) }, openNull));
-        for (const r of batch) if (r.status === 'fulfilled') held.push(r.value);
+        for (const r of batch) {
+          if (r.status !== 'fulfilled') continue;
+          held.push(r.value);
+          highest = Math.max(highest, r.value);
+        }
         // EMFILE or any other refusal: as much room as the process may have.
         if (batch.some((r) => r.status === 'rejected')) break;
-        highest = Math.max(highest, ...held);
       }
-      this.grownTo = Math.max(this.grownTo, highest);
     } catch {
       // No /dev/null, no descriptor to spare: the table grows on demand, as without this.
     } finally {
@@ -411,6 +412,16 @@ const OPENS_AT_ONCE = 32;
 
 function openNull(): Promise<number> {
   return new Promise((resolve, reject) => open('/dev/null', 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** Entries in the process's descriptor table (FDSize in /proc/self/status); 0 when unknown. */
+function descriptorTableSize(): number {
+  try {
+    const size = Number(/^FDSize:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1]);
+    return Number.isFinite(size) ? size : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** The soft limit on open files (/proc/self/limits); unbounded when it cannot be read. */
