@@ -15,8 +15,8 @@
 // Prints one JSON object on stdout (see `summary` below); progress goes to stderr. Only
 // loopback servers are accepted.
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { udpSockets } from './procnet.mjs';
 
 function parseArgs(argv) {
   const opts = { server: '', rate: 1000, count: 10000, names: 'q{i}.{tag}.example.test', timeout: 5, sockets: 8, tag: Math.random().toString(36).slice(2, 8), rcvbuf: 4 << 20, qtype: 1 };
@@ -85,20 +85,7 @@ const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED
 function socketDrops(ports) {
   const want = new Set(ports);
   let drops = 0;
-  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 13) continue;
-      const port = parseInt(f[1].split(':')[1], 16);
-      if (want.has(port)) drops += Number(f[f.length - 1]);
-    }
-  }
+  for (const socket of udpSockets().values()) if (want.has(socket.port)) drops += socket.drops;
   return drops;
 }
 

@@ -28,6 +28,7 @@ import net from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { udpSockets } from './procnet.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -291,24 +292,6 @@ function udpSnmp() {
   return Object.fromEntries(names.map((n, i) => [n, values[i]]));
 }
 
-/** inode → { port, drops, rxQueue } of every UDP socket in this network namespace. */
-function udpSockets() {
-  const out = new Map();
-  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 13) continue;
-      out.set(f[9], { port: parseInt(f[1].split(':')[1], 16), drops: Number(f[f.length - 1]), rxQueue: parseInt(f[4].split(':')[1], 16) });
-    }
-  }
-  return out;
-}
 
 function socketInodes(pid) {
   const inodes = new Set();
