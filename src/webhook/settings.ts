@@ -25,9 +25,10 @@ export interface SettingsFlags {
   nodeSearches?: string[];
 }
 
-type Partial = { -readonly [K in keyof AdmissionSettings]?: AdmissionSettings[K] };
+/** What the file sets: any of the settings, each checked only once merged with the flags. */
+type SettingsValues = { -readonly [K in keyof AdmissionSettings]?: AdmissionSettings[K] };
 
-export function parseSettingsFile(text: string): { values: Partial; errors: string[] } {
+export function parseSettingsFile(text: string): { values: SettingsValues; errors: string[] } {
   let doc: unknown;
   try {
     doc = parseYaml(text) ?? {};
@@ -39,7 +40,7 @@ export function parseSettingsFile(text: string): { values: Partial; errors: stri
   const errors = Object.keys(map)
     .filter((k) => !(KEYS as readonly string[]).includes(k))
     .map((k) => `${k}: unknown field (known: ${KEYS.join(', ')})`);
-  const values: Partial = {};
+  const values: SettingsValues = {};
   readString(map, 'clusterDomain', errors, (v) => (values.clusterDomain = v));
   readStringList(map, 'clusterDNS', errors, (v) => (values.clusterDNS = v));
   readString(map, 'nodeCacheIP', errors, (v) => (values.nodeCacheIP = v));
@@ -62,8 +63,8 @@ function readStringList(map: Record<string, unknown>, key: string, errors: strin
 }
 
 /** File values under flag values, then checked as a whole. */
-export function resolveSettings(file: Partial, flags: SettingsFlags): SettingsResult {
-  const merged: Partial = { ...file };
+export function resolveSettings(file: SettingsValues, flags: SettingsFlags): SettingsResult {
+  const merged: SettingsValues = { ...file };
   if (flags.clusterDomain !== undefined) merged.clusterDomain = flags.clusterDomain;
   if (flags.clusterDNS !== undefined) merged.clusterDNS = flags.clusterDNS;
   if (flags.nodeCacheIP !== undefined) merged.nodeCacheIP = flags.nodeCacheIP;
