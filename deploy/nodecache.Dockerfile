@@ -12,11 +12,11 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
 COPY scripts/build-native.mjs ./scripts/
-RUN npx tsc -p tsconfig.json && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
 
 # Stage 2: the runtime. It runs as root, like NodeLocal DNSCache's image: making an interface
 # and firewall rules on the host's network needs NET_ADMIN, and Kubernetes gives an added

@@ -34,9 +34,9 @@ const rounds = Number(process.argv[3] ?? 20);
 const port = Number(process.env.PORT ?? 5330);
 const nodeFlags = (process.env.KDNS_NODE_FLAGS ?? '--max-semi-space-size=1 --v8-pool-size=1').split(' ').filter(Boolean);
 
-const { buildQuery } = await import(join(here, 'dist/dns/wire.js'));
-const { nameToWire } = await import(join(here, 'dist/dns/name.js'));
-const { decodeMessage } = await import(join(here, 'dist/dns/codec.js'));
+const { buildQuery } = await import(join(here, 'dist/lib/dns/wire.js'));
+const { nameToWire } = await import(join(here, 'dist/lib/dns/name.js'));
+const { decodeMessage } = await import(join(here, 'dist/lib/dns/codec.js'));
 
 const socket = dgram.createSocket('udp4');
 await new Promise((ok) => socket.bind(0, '127.0.0.1', ok));

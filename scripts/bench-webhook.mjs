@@ -13,8 +13,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SHIPPED_NODE_FLAGS } from '../dist/testutil/kdns.js';
-import { startWebhookRig } from '../dist/testutil/webhookrig.js';
+import { register } from 'tsx/esm/api';
+
+// The rig is test code, run from its TypeScript sources (never built into dist/).
+register();
+const { SHIPPED_NODE_FLAGS } = await import('../test/util/kdns.ts');
+const { startWebhookRig } = await import('../test/util/webhookrig.ts');
 
 const PODS = Number(process.env.BENCH_PODS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);

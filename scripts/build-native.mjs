@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds src/native/udp.c into build/kdns_udp.node: the batched UDP socket kdns serves UDP
+// Builds src/lib/native/udp.c into build/kdns_udp.node: the batched UDP socket kdns serves UDP
 // with when it is there (see src/server/nativeudp.ts). Run by `npm install`.
 //
 // It is optional: without a C compiler or Node's headers kdns falls back to node:dgram, so
@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const source = join(root, 'src/native/udp.c');
+const source = join(root, 'src/lib/native/udp.c');
 const output = join(root, 'build/kdns_udp.node');
 const required = process.env.KDNS_NATIVE === 'required';
 

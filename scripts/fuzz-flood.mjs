@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // fuzz-flood.mjs — the fuzz test's property at volume: sends COUNT mutated queries over UDP
-// (src/testutil/fuzz.ts, fixed seed) to a real `kdns serve` with the stock plugins (kubernetes
+// (test/util/fuzz.ts, fixed seed) to a real `kdns serve` with the stock plugins (kubernetes
 // on examples/cluster, hosts, chaos, cache, loadbalance, forward to a real named) and checks
 // that every reply parses (decodeMessage). Prints what was sent and received, the first replies
 // that do not parse with the queries they answer, and whether kdns was still running after.
@@ -14,17 +14,20 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { register } from 'tsx/esm/api';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const count = Number(process.argv[2] ?? 1_000_000);
 const seed = Number(process.argv[3] ?? 0x666c6f6f);
 const batch = Number(process.env.BATCH ?? 16);
 
-const { decodeMessage } = await import(join(here, 'dist/dns/codec.js'));
-const { fuzzCorefile, mutatedQueries } = await import(join(here, 'dist/testutil/fuzz.js'));
-const { freePort, sleep, waitFor } = await import(join(here, 'dist/testutil/net.js'));
-const { kdnsCommand } = await import(join(here, 'dist/testutil/kdns.js'));
-const { exampleZone, namedUpstream, rootZone } = await import(join(here, 'dist/testutil/upstream.js'));
+// The test helpers run from their TypeScript sources (never built into dist/); kdns itself from dist/.
+register();
+const { decodeMessage } = await import(join(here, 'dist/lib/dns/codec.js'));
+const { fuzzCorefile, mutatedQueries } = await import(join(here, 'test/util/fuzz.ts'));
+const { freePort, sleep, waitFor } = await import(join(here, 'test/util/net.ts'));
+const { kdnsCommand } = await import(join(here, 'test/util/kdns.ts'));
+const { exampleZone, namedUpstream, rootZone } = await import(join(here, 'test/util/upstream.ts'));
 
 const named = namedUpstream({ zones: { 'example.test': exampleZone(), '': rootZone() }, port: await freePort() });
 await named.start();

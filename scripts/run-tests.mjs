@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs every compiled test file under dist/ with Node's test runner.
+// Runs every test file (src/**/*.test.ts beside the code, test/**/*.test.ts, bench/**/*.test.ts) with Node's test
+// runner, straight from TypeScript through tsx: tests are never compiled into dist/, which holds
+// the production build alone (`npm run build`), the one the tests start `kdns` from.
 // Node 20's `--test` takes no globs, so the list is gathered here.
 // Usage: node scripts/run-tests.mjs [substring-filter...]
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -12,15 +14,15 @@ function collect(dir, out) {
   for (const entry of readdirSync(dir)) {
     const p = join(dir, entry);
     if (statSync(p).isDirectory()) collect(p, out);
-    else if (p.endsWith('.test.js')) out.push(p);
+    else if (p.endsWith('.test.ts')) out.push(p);
   }
   return out;
 }
 
 const filters = process.argv.slice(2);
-const files = collect('dist', []).sort().filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
+const files = [...collect('src', []), ...collect('test', []), ...collect('bench', [])].sort().filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 if (files.length === 0) {
-  console.error('no test files found under dist/ (did the build run?)');
+  console.error('no test files found under src/, test/ or bench/');
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
@@ -36,7 +38,7 @@ chmodSync(scratch, 0o1777);
 // TAP is read on its way through: every skipped test or suite is listed, with its reason, just
 // before the runner's own summary (whose `# skipped` counts tests only: a suite skipped whole
 // shows as 0 there), and under CI=true a skip fails the run, since CI must run everything.
-const child = spawn(process.execPath, ['--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...files], {
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, ...files], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, TMPDIR: scratch },
 });

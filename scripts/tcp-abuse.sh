@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures what well-behaved clients get while a DNS server is abused over TCP: UDP latency and
 # the time a new TCP client waits for its answer, with idle, half-frame and non-reading
-# pipelining connections open (src/testutil/tcpabuse.ts). Needs `npm run build` first.
+# pipelining connections open (test/util/tcpabuse.ts). Needs `npm run build` first.
 #   scripts/tcp-abuse.sh [IDLE HALF PIPELINERS SECONDS]   (default 2000 200 50 15)
 # 15 s covers kdns's 10 s idle timeout closing the connections the storm opened.
 # SERVER=kdns (default) or SERVER=unbound: which server is abused, each answering a.example.org
@@ -70,7 +70,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do ready && break; sleep 0.1; done
 ready || { echo "$server did not start:" >&2; cat "$log" >&2; exit 1; }
-out="$(${LOAD_TASKSET:-} node "$here/dist/testutil/tcpabuse.js" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds" --tcp-every 50 --timeline "${TIMELINE:-0}")"
+out="$(${LOAD_TASKSET:-} node --import tsx "$here/test/util/tcpabuse.ts" --port "$port" --idle "$idle" --half "$half" --pipeliners "$pipe" --seconds "$seconds" --tcp-every 50 --timeline "${TIMELINE:-0}")"
 echo "$out"
 node -e '
 const r = JSON.parse(process.argv[1]);

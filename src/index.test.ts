@@ -44,6 +44,7 @@ function readmeBlock(lang: string, afterText = ''): string {
 describe('the packed package, installed into a new project', { skip }, () => {
   let work: string;
   let app: string;
+  let packedFiles: string[] = [];
 
   before(() => {
     work = mkdtempSync(join(tmpdir(), 'kdns-package-'));
@@ -56,8 +57,9 @@ describe('the packed package, installed into a new project', { skip }, () => {
       mkdirSync(dirname(join(pkg, path)), { recursive: true });
       cpSync(join(ROOT, path), join(pkg, path));
     }
-    mustRun(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(pkg, 'dist')], ROOT);
-    const packed = JSON.parse(mustRun('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], pkg)) as Array<{ filename: string }>;
+    mustRun(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist')], ROOT);
+    const packed = JSON.parse(mustRun('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], pkg)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    packedFiles = (packed[0]?.files ?? []).map((f) => f.path);
     const tarball = join(work, packed[0]?.filename ?? '');
 
     app = join(work, 'app');
@@ -85,6 +87,13 @@ describe('the packed package, installed into a new project', { skip }, () => {
   });
   after(() => {
     if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the package carries no test code: no tests, test helpers, test data or benchmarks', () => {
+    const testCode = packedFiles.filter((f) => /(^|\/)(test|testutil|testdata|bench)(\/|$)|\.test\.|fakeapi|testkit|(^|\/)bench\.[jt]s/.test(f));
+    assert.deepEqual(testCode, []);
+    // And it does carry the production build: the command's entry point and the library's.
+    assert.deepEqual(['dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts'].filter((f) => !packedFiles.includes(f)), []);
   });
 
   test('plain ESM imports `kdns` and computes with it', () => {

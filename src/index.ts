@@ -18,14 +18,14 @@ export { computePodDNS, podDNSType } from './poddns/compute.js';
 export type { NodeDNSSettings, PodDNSInput, PodDNSResult, PodDNSType } from './poddns/compute.js';
 export { parseHostResolvConf, renderResolvConf } from './poddns/resolvconf.js';
 export type { HostFileProblem, HostFileResult, ResolvConf } from './poddns/resolvconf.js';
-export type { DNSPolicy, PodDNSConfig, PodDNSConfigOption, PodDNSParams, PodSpec } from './cluster/types.js';
+export type { DNSPolicy, PodDNSConfig, PodDNSConfigOption, PodDNSParams, PodSpec } from './lib/cluster/types.js';
 
 // ---- validation -----------------------------------------------------------------------------
 
 export { validatePodObject } from './poddns/validate.js';
 export type { APIServerKind, PodValidationSettings } from './poddns/validate.js';
-export { formatFieldError } from './cluster/field.js';
-export type { ErrorReason, FieldError } from './cluster/field.js';
+export { formatFieldError } from './lib/cluster/field.js';
+export type { ErrorReason, FieldError } from './lib/cluster/field.js';
 
 // ---- explain: the query model ---------------------------------------------------------------
 
@@ -42,14 +42,14 @@ export type { KdnsPolicy } from './poddns/annotations.js';
 
 // ---- Corefile ---------------------------------------------------------------------------------
 
-export { CorefileError, parseCorefile } from './corefile/index.js';
-export type { Directive, Env, ParseOptions, Position, ServerBlock } from './corefile/index.js';
+export { CorefileError, parseCorefile } from './lib/corefile/index.js';
+export type { Directive, Env, ParseOptions, Position, ServerBlock } from './lib/corefile/index.js';
 
 // ---- DNS wire format --------------------------------------------------------------------------
 
-export { decodeMessage, DnsFormatError, encodeMessage } from './dns/codec.js';
-export type { EncodeOptions } from './dns/codec.js';
-export { DnsClass, Opcode, RCode, RRType } from './dns/types.js';
+export { decodeMessage, DnsFormatError, encodeMessage } from './lib/dns/codec.js';
+export type { EncodeOptions } from './lib/dns/codec.js';
+export { DnsClass, Opcode, RCode, RRType } from './lib/dns/types.js';
 export type {
   AddressData,
   Edns,
@@ -65,5 +65,5 @@ export type {
   SOAData,
   SRVData,
   TXTData,
-} from './dns/types.js';
-export { rcodeName, rrToString, typeName } from './dns/rr.js';
+} from './lib/dns/types.js';
+export { rcodeName, rrToString, typeName } from './lib/dns/rr.js';

@@ -1,7 +1,7 @@
 // Checking a Corefile without serving it: `kdns serve --check` and `kdns corefile check`.
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 import { checkCorefile, describeListens } from '../server/check.js';
 import { createLogger } from '../server/log.js';
 import { EXIT_INVALID } from './exit.js';

@@ -6,13 +6,13 @@
 // upstream resolver, a real named). Checked with dig and the probes' and scrape's URLs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseDig } from '../testutil/dig.js';
-import { kdnsCommand } from '../testutil/kdns.js';
-import { waitFor } from '../testutil/net.js';
-import { NetNs, Sandbox, netnsMissing, type Proc } from '../testutil/netns.js';
-import { apiServerIn, configMapDir, httpGetIn, namedIn, scratchDir, serviceAccountDir } from '../testutil/pod.js';
-import { parseExposition, value } from '../testutil/prom.js';
-import { exampleZone } from '../testutil/upstream.js';
+import { parseDig } from '../../test/util/dig.js';
+import { kdnsCommand } from '../../test/util/kdns.js';
+import { waitFor } from '../../test/util/net.js';
+import { NetNs, Sandbox, netnsMissing, type Proc } from '../../test/util/netns.js';
+import { apiServerIn, configMapDir, httpGetIn, namedIn, scratchDir, serviceAccountDir } from '../../test/util/pod.js';
+import { parseExposition, value } from '../../test/util/prom.js';
+import { exampleZone } from '../../test/util/upstream.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 import { createLogger, type Logger } from '../server/log.js';
 import { udpNote } from '../server/listeners.js';
 import { PLUGIN_ORDER } from '../server/order.js';

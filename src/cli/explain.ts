@@ -2,11 +2,11 @@
 
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { formatManifestError, loadManifestDir } from '../cluster/manifests.js';
-import { ClusterStore } from '../cluster/store.js';
-import type { ClusterObject } from '../cluster/types.js';
-import { fqdn, isSubdomain, lowerName } from '../dns/name.js';
-import { RRType } from '../dns/types.js';
+import { formatManifestError, loadManifestDir } from '../lib/cluster/manifests.js';
+import { ClusterStore } from '../lib/cluster/store.js';
+import type { ClusterObject } from '../lib/cluster/types.js';
+import { fqdn, isSubdomain, lowerName } from '../lib/dns/name.js';
+import { RRType } from '../lib/dns/types.js';
 import { DEFAULT_TTL } from '../plugins/kubernetes/config.js';
 import type { KubernetesConfig } from '../plugins/kubernetes/config.js';
 import { Resolver } from '../plugins/kubernetes/resolve.js';

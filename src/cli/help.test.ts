@@ -1,7 +1,7 @@
 // The commands that serve DNS say in --help how to choose the UDP path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runKdns } from '../testutil/kdns.js';
+import { runKdns } from '../../test/util/kdns.js';
 
 for (const command of ['serve', 'nodecache']) {
   test(`kdns ${command} --help names KDNS_UDP`, async () => {

@@ -6,10 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitFor } from '../testutil/net.js';
+import { freePort, waitFor } from '../../test/util/net.js';
 import { BEGIN_MARKER, END_MARKER, parseHosts } from '../noderesolver/hostsblock.js';
-import { kdnsCommand, runKdns, startKdns } from '../testutil/kdns.js';
-import { startNamed, type NamedServer } from '../testutil/upstream.js';
+import { kdnsCommand, runKdns, startKdns } from '../../test/util/kdns.js';
+import { startNamed, type NamedServer } from '../../test/util/upstream.js';
 
 const zone = (ip: string): Record<string, string> => ({ 'cluster.local': `reg.ns.svc IN A ${ip}` });
 let named: NamedServer;

@@ -3,7 +3,7 @@
 // `--conf` runs a Corefile of your own instead.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 import { createLogger } from '../server/log.js';
 import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
 import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';

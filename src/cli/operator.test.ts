@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { runKdns } from '../testutil/kdns.js';
+import { runKdns } from '../../test/util/kdns.js';
 
 const root = new URL('../../', import.meta.url);
 const path = (rel: string): string => fileURLToPath(new URL(rel, root));

@@ -2,7 +2,7 @@
 // or run the reconcile loop against a manifest directory or a Kubernetes API server.
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { formatFieldError } from '../cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
 import { describeLeftOut } from '../operator/config.js';
 import { dnsCRDYaml } from '../operator/crd.js';
 import { InputError, readCurrentDir, readDNSFile, readNodesFile } from '../operator/io.js';

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { kubeletIPString } from '../poddns/kubeletip.js';
 import { register } from './resolvconf.js';
-import { runCli } from '../testutil/cli.js';
-import type { CliRun } from '../testutil/cli.js';
+import { runCli } from '../../test/util/cli.js';
+import type { CliRun } from '../../test/util/cli.js';
 
 const stringRows: Array<{ given: string; want: string | undefined }> = [
   { given: 'FD00:0:0:0:0:0:0:A', want: 'fd00::a' },

@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { formatFieldError } from '../cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
 import { computePodDNS } from '../poddns/compute.js';
 import type { NodeDNSSettings, PodDNSResult } from '../poddns/compute.js';
 import { parseFeatureGates } from '../poddns/featuregates.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { createLogger } from '../server/log.js';
 import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';

@@ -7,9 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { answers, dig } from '../testutil/dig.js';
-import { startKdns } from '../testutil/kdns.js';
-import { freePort, waitFor } from '../testutil/net.js';
+import { answers, dig } from '../../test/util/dig.js';
+import { startKdns } from '../../test/util/kdns.js';
+import { freePort, waitFor } from '../../test/util/net.js';
 import { IGNORED_SIGNALS } from './signals.js';
 
 type Kdns = ReturnType<typeof startKdns>;

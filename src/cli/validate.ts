@@ -6,9 +6,9 @@
 
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { DNS_KIND } from '../cluster/dnsresource.js';
-import { formatFieldError } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
+import { DNS_KIND } from '../lib/cluster/dnsresource.js';
+import { formatFieldError } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
 import { validateDNSResource } from '../operator/validate.js';
 import type { FeatureGates } from '../poddns/featuregates.js';
 import type { InputObject } from '../poddns/input.js';

@@ -3,7 +3,7 @@
 // DNS settings; certificates come from a Secret kdns manages, or from mounted files.
 import type { Command } from 'commander';
 import { readFileSync, statSync } from 'node:fs';
-import { loadKubeConfig } from '../cluster/kubeapi.js';
+import { loadKubeConfig } from '../lib/cluster/kubeapi.js';
 import type { AdmissionSettings } from '../poddns/admission.js';
 import { guardProcess } from '../server/guard.js';
 import { startFileCertSource, startSecretCertSource } from '../webhook/certs.js';

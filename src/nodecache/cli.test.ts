@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { dig } from '../testutil/dig.js';
-import { freePort, waitFor } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
+import { dig } from '../../test/util/dig.js';
+import { freePort, waitFor } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
 import { defaultSettings, renderNodeCacheCorefile } from './corefile.js';
-import { runKdns, startKdns } from '../testutil/kdns.js';
+import { runKdns, startKdns } from '../../test/util/kdns.js';
 
-const FIXTURE = fileURLToPath(new URL('../../src/plugins/autopath/testdata/cluster', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../plugins/autopath/testdata/cluster', import.meta.url));
 
 /** The exit code of a child (null when a signal ended it). */
 function exitOf(child: ChildProcess): Promise<number | null> {

@@ -1,8 +1,8 @@
 // The node cache's configuration: the Corefile rendered from flags and the flags' errors (the
-// DaemonSet in deploy/nodecache/ is checked with the other manifests, src/deploy/).
+// DaemonSet in deploy/nodecache/ is checked with the other manifests, test/deploy/).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseCorefile } from '../corefile/parser.js';
+import { parseCorefile } from '../lib/corefile/parser.js';
 import { defaultSettings, renderNodeCacheCorefile, type NodeCacheSettings } from './corefile.js';
 import { FlagError, settingsFromFlags, type NodecacheFlags } from './flags.js';
 

@@ -3,9 +3,9 @@
 // domain corp.test), the node cache in front of it (kdns nodecache, shipped configuration), and
 // pods as a stock cluster with the kdns webhook admits them: a Deployment's pod asking for
 // ClusterFirstWithAutopath with the annotation, created through a stock API server's admission
-// path (src/testutil/webhookrig.ts), its resolv.conf the kubelet's for the admitted `None` pod;
+// path (test/util/webhookrig.ts), its resolv.conf the kubelet's for the admitted `None` pod;
 // once with the node cache and the cluster DNS as nameservers, once with the one address a
-// NodeLocal DNSCache-style cache holds for the cluster DNS; and ClusterFirst for comparison. Real glibc and musl getaddrinfo (src/testutil/realclient, in a network namespace)
+// NodeLocal DNSCache-style cache holds for the cluster DNS; and ClusterFirst for comparison. Real glibc and musl getaddrinfo (test/util/realclient, in a network namespace)
 // look names up; every query they send is counted at the relay. Then the node cache is gone: its
 // address refuses (nothing listens), or is silent (packets dropped), the cluster DNS address
 // behind it reaches the cluster server, and the answers must stay right; how long each lookup
@@ -23,14 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { register as registerResolvconf, type CliIO } from '../cli/resolvconf.js';
 import { computePodDNS } from '../poddns/compute.js';
-import type { PodSpec } from '../cluster/types.js';
+import type { PodSpec } from '../lib/cluster/types.js';
 import { parseHostResolvConf, renderResolvConf } from '../poddns/resolvconf.js';
-import { startWebhookRig } from '../testutil/webhookrig.js';
+import { startWebhookRig } from '../../test/util/webhookrig.js';
 import { createLogger } from '../server/log.js';
-import { loadRealClient, type ClientResult, type Libc, type RealClientHarness, type Recorder } from '../testutil/realclient.js';
-import { startNamed, type NamedServer } from '../testutil/upstream.js';
-import { freePort } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
+import { loadRealClient, type ClientResult, type Libc, type RealClientHarness, type Recorder } from '../../test/util/realclient.js';
+import { startNamed, type NamedServer } from '../../test/util/upstream.js';
+import { freePort } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
 import { startNodeCache, type NodeCache } from './agent.js';
 import { defaultSettings } from './corefile.js';
 

@@ -2,7 +2,7 @@
 // flag is a FlagError naming the flag (the CLI exits 2 with it).
 import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { parseUpstream } from '../plugins/forward/upstreams.js';
+import { parseUpstream } from '../plugins/pkg/upstreams.js';
 import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/pkg/searchoption.js';
 import { defaultSettings, type NodeCacheSettings } from './corefile.js';
 

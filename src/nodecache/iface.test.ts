@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { parseDig } from '../testutil/dig.js';
-import { waitFor } from '../testutil/net.js';
-import { kdnsCommand } from '../testutil/kdns.js';
+import { parseDig } from '../../test/util/dig.js';
+import { waitFor } from '../../test/util/net.js';
+import { kdnsCommand } from '../../test/util/kdns.js';
 
 const IN_CI = process.env.CI === 'true';
 

@@ -3,9 +3,9 @@
 // rule someone deleted, and that remove() takes every copy away.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { NetNs, netnsMissing } from '../testutil/netns.js';
+import { NetNs, netnsMissing } from '../../test/util/netns.js';
 import { IptablesRules, nodeCacheRules, type CommandRunner } from './iptables.js';
-import { expectedSave, nodeLocalRules } from '../testutil/iptables.js';
+import { expectedSave, nodeLocalRules } from '../../test/util/iptables.js';
 
 const IN_CI = process.env.CI === 'true';
 const reason = netnsMissing('iptables');

@@ -14,21 +14,21 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { parseDig } from '../testutil/dig.js';
-import { expectedSave, nodeLocalRules } from '../testutil/iptables.js';
-import { kdnsCommand } from '../testutil/kdns.js';
-import { waitFor } from '../testutil/net.js';
-import { NetNs, Sandbox, netnsMissing, type Proc } from '../testutil/netns.js';
-import { configMapDir, httpGetIn, namedIn, scratchDir, updateConfigMap } from '../testutil/pod.js';
-import { parseExposition, value } from '../testutil/prom.js';
-import { STOCK_TEMPLATE } from '../testutil/manifests.js';
-import { exampleZone, zoneFile } from '../testutil/upstream.js';
+import { parseDig } from '../../test/util/dig.js';
+import { expectedSave, nodeLocalRules } from '../../test/util/iptables.js';
+import { kdnsCommand } from '../../test/util/kdns.js';
+import { waitFor } from '../../test/util/net.js';
+import { NetNs, Sandbox, netnsMissing, type Proc } from '../../test/util/netns.js';
+import { configMapDir, httpGetIn, namedIn, scratchDir, updateConfigMap } from '../../test/util/pod.js';
+import { parseExposition, value } from '../../test/util/prom.js';
+import { STOCK_TEMPLATE } from '../../test/util/manifests.js';
+import { exampleZone, zoneFile } from '../../test/util/upstream.js';
 
 const IN_CI = process.env.CI === 'true';
 const reason = netnsMissing('named', 'dig', 'iptables');
 const skip = reason && !IN_CI ? reason : false;
 
-const FIXTURE = fileURLToPath(new URL('../../src/plugins/autopath/testdata/cluster', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../plugins/autopath/testdata/cluster', import.meta.url));
 
 const LOCAL_IP = '169.254.20.10';
 const KUBE_DNS_IP = '10.96.0.10';

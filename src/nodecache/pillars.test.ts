@@ -2,7 +2,7 @@
 // ConfigMap read as node-cache reads it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { STOCK_TEMPLATE } from '../testutil/manifests.js';
+import { STOCK_TEMPLATE } from '../../test/util/manifests.js';
 import { EMPTY_KUBE_DNS_CONFIG, PillarError, parseKubeDnsConfig, parseLocalIPs, renderTemplate, serviceHostEnv, type KubeDnsConfig } from './pillars.js';
 
 const values = (kubeDns: KubeDnsConfig = EMPTY_KUBE_DNS_CONFIG, clusterDNS: string | null = '10.96.0.11') => ({ localIPs: ['169.254.20.10', '10.96.0.10'], port: 53, clusterDNS: clusterDNS ?? undefined, kubeDns });

@@ -7,7 +7,7 @@
 //   __PILLAR__DNS__SERVER__       removed (the kube-dns IP is already among -localip)
 // plus a block per stubDomains entry of the kube-dns ConfigMap. Pure: text in, text out.
 import { isIP } from 'node:net';
-import { parseUpstream } from '../plugins/forward/upstreams.js';
+import { parseUpstream } from '../plugins/pkg/upstreams.js';
 import { readable } from './flags.js';
 
 export const PILLAR_CLUSTER_DNS = '__PILLAR__CLUSTER__DNS__';

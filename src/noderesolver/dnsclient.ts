@@ -6,11 +6,11 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
-import { decodeMessage } from '../dns/codec.js';
-import { nameEquals, nameToWire } from '../dns/name.js';
-import { buildQuery } from '../dns/wire.js';
-import { DnsClass, RCode, RRType } from '../dns/types.js';
-import type { AddressData, Message, NameData } from '../dns/types.js';
+import { decodeMessage } from '../lib/dns/codec.js';
+import { nameEquals, nameToWire } from '../lib/dns/name.js';
+import { buildQuery } from '../lib/dns/wire.js';
+import { DnsClass, RCode, RRType } from '../lib/dns/types.js';
+import type { AddressData, Message, NameData } from '../lib/dns/types.js';
 
 export interface Nameserver {
   host: string;

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../testutil/net.js';
+import { freePort } from '../../test/util/net.js';
 import { lookup, LookupError } from './dnsclient.js';
 import { BEGIN_MARKER, END_MARKER, parseHosts } from './hostsblock.js';
 import { withLock } from './hostsfile.js';
 import { serviceName, syncOnce } from './resolver.js';
 import type { SyncOptions } from './resolver.js';
-import { startNamed, type NamedServer } from '../testutil/upstream.js';
+import { startNamed, type NamedServer } from '../../test/util/upstream.js';
 
 const ZONE = 'cluster.local';
 const bigRRset = Array.from({ length: 90 }, (_, i) => `big.ns.svc IN A 10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`).join('\n');

@@ -8,7 +8,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { RCode } from '../dns/types.js';
+import { RCode } from '../lib/dns/types.js';
 import { lookup } from './dnsclient.js';
 import type { AddressType, LookupOptions, Nameserver } from './dnsclient.js';
 import { entryLine, parseHosts, withEntries } from './hostsblock.js';

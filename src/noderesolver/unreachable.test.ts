@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { kdnsCommand } from '../testutil/kdns.js';
-import { sleep } from '../testutil/net.js';
-import { Netns, netnsUnavailable } from '../testutil/nsrun.js';
+import { kdnsCommand } from '../../test/util/kdns.js';
+import { sleep } from '../../test/util/net.js';
+import { Netns, netnsUnavailable } from '../../test/util/nsrun.js';
 import { BEGIN_MARKER, END_MARKER } from './hostsblock.js';
 
 const IN_CI = process.env.CI === 'true';

@@ -6,10 +6,10 @@
 // the resync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer, OPERATOR_RESOURCES } from '../cluster/fakeapi.js';
-import { runKdns, startKdns } from '../testutil/kdns.js';
-import { writeKubeconfig } from '../testutil/kubeconfig.js';
-import { waitFor } from '../testutil/net.js';
+import { FakeApiServer, OPERATOR_RESOURCES } from '../../test/util/fakeapi.js';
+import { runKdns, startKdns } from '../../test/util/kdns.js';
+import { writeKubeconfig } from '../../test/util/kubeconfig.js';
+import { waitFor } from '../../test/util/net.js';
 
 type Obj = Record<string, any>; // A loose view of JSON bodies; the assertions are the type check.
 

@@ -1,18 +1,18 @@
-// The API backend against kdns's stand-in for kube-apiserver (src/cluster/fakeapi.ts): get,
+// The API backend against kdns's stand-in for kube-apiserver (test/util/fakeapi.ts): get,
 // server-side apply with field ownership, JSON and merge patch, the status subresource, watches
 // with versions and bookmarks, Service addresses. Hand edits are made as `kubectl edit` makes
 // them: a merge patch over HTTP under another field manager.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeApiServer, OPERATOR_RESOURCES } from '../cluster/fakeapi.js';
-import type { ApiObject, FakeApiOptions } from '../cluster/fakeapi.js';
-import type { ReflectorTiming } from '../cluster/kubeapi.js';
+import { FakeApiServer, OPERATOR_RESOURCES } from '../../test/util/fakeapi.js';
+import type { ApiObject, FakeApiOptions } from '../../test/util/fakeapi.js';
+import type { ReflectorTiming } from '../lib/cluster/kubeapi.js';
 import { ApiBackend, APPLIED_HASH_ANNOTATION, watchApi } from './apibackend.js';
 import { Reconciler, runReconcileLoop } from './reconcile.js';
 import type { PassOutcome } from './reconcile.js';
 import type { RenderOptions } from './render.js';
-import { writeKubeconfig } from '../testutil/kubeconfig.js';
-import { waitFor } from '../testutil/net.js';
+import { writeKubeconfig } from '../../test/util/kubeconfig.js';
+import { waitFor } from '../../test/util/net.js';
 
 type Obj = Record<string, any>; // A loose view of JSON bodies; the assertions are the type check.
 

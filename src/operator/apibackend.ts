@@ -10,11 +10,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { DNSResource, DNSStatus } from '../cluster/dnsresource.js';
-import { DNS_API_VERSION, DNS_DEFAULT_NAME, DNS_KIND } from '../cluster/dnsresource.js';
-import { Backoff, DEFAULT_TIMING, GoneError, loadKubeConfig, watchStream } from '../cluster/kubeapi.js';
-import type { ReflectorTiming } from '../cluster/kubeapi.js';
-import type { Node, Service } from '../cluster/types.js';
+import type { DNSResource, DNSStatus } from '../lib/cluster/dnsresource.js';
+import { DNS_API_VERSION, DNS_DEFAULT_NAME, DNS_KIND } from '../lib/cluster/dnsresource.js';
+import { Backoff, DEFAULT_TIMING, GoneError, loadKubeConfig, watchStream } from '../lib/cluster/kubeapi.js';
+import type { ReflectorTiming } from '../lib/cluster/kubeapi.js';
+import type { Node, Service } from '../lib/cluster/types.js';
 import { driftOf } from './drift.js';
 import { DNS_NAME, LEGACY_NODE_RESOLVER_CONTAINER, NODE_RESOLVER_NAME, WEBHOOK_CONFIG_NAME } from './objects.js';
 import type { ConfigMap, DaemonSet, OwnedObject } from './objects.js';

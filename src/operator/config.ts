@@ -4,10 +4,10 @@
 // /etc/resolv.conf, invalid cache or log settings fall back to their defaults, and an invalid
 // nodePlacement keeps the current placement.
 
-import type { DNSLogLevel, ForwardingPolicy, ManagementState } from '../cluster/dnsresource.js';
-import type { FieldError } from '../cluster/field.js';
-import { formatFieldError } from '../cluster/field.js';
-import type { Toleration } from '../cluster/types.js';
+import type { DNSLogLevel, ForwardingPolicy, ManagementState } from '../lib/cluster/dnsresource.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
+import type { Toleration } from '../lib/cluster/types.js';
 import { joinHostPort, parseGoDurationSeconds } from './addresses.js';
 import { isRecord } from './schema.js';
 import { DEFAULT_CLUSTER_DOMAIN, validateDNSResource } from './validate.js';

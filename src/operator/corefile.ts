@@ -2,9 +2,9 @@
 // order, then the default block. Routing a name to the block with the longest matching zone
 // (foo.com vs a.foo.com) is the server's job, so the order here only keeps diffs readable.
 
-import { renderCorefile } from '../corefile/index.js';
-import type { RenderBlock, RenderDirective } from '../corefile/index.js';
-import type { DNSLogLevel, ForwardingPolicy } from '../cluster/dnsresource.js';
+import { renderCorefile } from '../lib/corefile/index.js';
+import type { RenderBlock, RenderDirective } from '../lib/corefile/index.js';
+import type { DNSLogLevel, ForwardingPolicy } from '../lib/cluster/dnsresource.js';
 import type { DNSSettings, ForwardingEntry, TLSSettings } from './config.js';
 
 export interface CorefilePorts {

@@ -2,7 +2,7 @@
 // with (./dnsschema.ts). deploy/operator/crd-dns.yaml is this function's output; a test keeps them equal.
 
 import { stringify } from 'yaml';
-import { DNS_API_VERSION, DNS_KIND } from '../cluster/dnsresource.js';
+import { DNS_API_VERSION, DNS_KIND } from '../lib/cluster/dnsresource.js';
 import { DNS_SCHEMA } from './dnsschema.js';
 import type { Schema } from './schema.js';
 

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { formatFieldError, FieldPath } from '../cluster/field.js';
+import { formatFieldError, FieldPath } from '../lib/cluster/field.js';
 import { dnsCRDYaml } from './crd.js';
 import type { CustomResourceDefinition } from './crd.js';
 import { DNS_SCHEMA_RULES } from './dnsschema.js';

@@ -15,9 +15,9 @@ import {
   SERVICE_NAME_MAX_LENGTH,
   SERVICE_NAME_PATTERN,
 } from './addresses.js';
-import { DNS_LOG_LEVELS, DNS_TRANSPORTS, FORWARDING_POLICIES, MANAGEMENT_STATES, PROTOCOL_STRATEGIES, UPSTREAM_TYPES } from '../cluster/dnsresource.js';
-import { FieldPath, duplicate, invalid, required } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
+import { DNS_LOG_LEVELS, DNS_TRANSPORTS, FORWARDING_POLICIES, MANAGEMENT_STATES, PROTOCOL_STRATEGIES, UPSTREAM_TYPES } from '../lib/cluster/dnsresource.js';
+import { FieldPath, duplicate, invalid, required } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
 import { isRecord } from './schema.js';
 import type { CelImplementation, Schema, SchemaRules } from './schema.js';
 

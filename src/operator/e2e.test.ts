@@ -8,10 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { dig } from '../testutil/dig.js';
-import { startKdns } from '../testutil/kdns.js';
-import { freePort, waitFor } from '../testutil/net.js';
-import { startNamed } from '../testutil/upstream.js';
+import { dig } from '../../test/util/dig.js';
+import { startKdns } from '../../test/util/kdns.js';
+import { freePort, waitFor } from '../../test/util/net.js';
+import { startNamed } from '../../test/util/upstream.js';
 
 const dnsResource = (plugins: unknown[]): string =>
   JSON.stringify({ apiVersion: 'operator.openshift.io/v1', kind: 'DNS', metadata: { name: 'default' }, spec: { pluginConfig: { forwardPlugins: plugins } } }, null, 2);

@@ -1,15 +1,15 @@
 // Reading the operator's inputs from files: the DNS resource, the node list, and the objects
 // applied now. Nodes go through the cluster manifest loader (one model of the cluster); the DNS
 // resource and the owned apps/v1 and core/v1 objects are kinds that loader does not keep, so
-// they are read here with the same YAML reader (src/cluster/yaml.ts) and the same file:line
+// they are read here with the same YAML reader (src/lib/cluster/yaml.ts) and the same file:line
 // error form.
 
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifestError, isManifestFile, parseManifests } from '../cluster/manifests.js';
-import type { Node, Service } from '../cluster/types.js';
-import { DNS_KIND } from '../cluster/dnsresource.js';
-import { yamlDocuments, yamlValue } from '../cluster/yaml.js';
+import { formatManifestError, isManifestFile, parseManifests } from '../lib/cluster/manifests.js';
+import type { Node, Service } from '../lib/cluster/types.js';
+import { DNS_KIND } from '../lib/cluster/dnsresource.js';
+import { yamlDocuments, yamlValue } from '../lib/cluster/yaml.js';
 import { DNS_NAME, NODE_RESOLVER_NAME, WEBHOOK_CONFIG_NAME } from './objects.js';
 import type { ConfigMap, DaemonSet } from './objects.js';
 import type { CurrentObjects } from './render.js';

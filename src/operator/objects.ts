@@ -3,7 +3,7 @@
 // settings every time, so applying them is idempotent.
 
 import { createHash } from 'node:crypto';
-import type { KubeObject, Service, Toleration } from '../cluster/types.js';
+import type { KubeObject, Service, Toleration } from '../lib/cluster/types.js';
 import { CA_BUNDLE_KEY, caBundleDir, DEFAULT_PORTS } from './corefile.js';
 import type { CorefilePorts } from './corefile.js';
 import type { Placement } from './placement.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node, Taint, Toleration } from '../cluster/types.js';
+import type { Node, Taint, Toleration } from '../lib/cluster/types.js';
 import { checkPlacement, describeRefusal, desiredPlacement, judgeNode, toleratesTaint } from './placement.js';
 
 const taint: Taint = { key: 'dns-only', value: 'true', effect: 'NoSchedule' };

@@ -2,7 +2,7 @@
 // selects no node would take cluster DNS down on apply, so the operator checks it against the
 // node list first and keeps the current placement when it fails.
 
-import type { Node, Taint, Toleration } from '../cluster/types.js';
+import type { Node, Taint, Toleration } from '../lib/cluster/types.js';
 import type { PlacementSpec } from './config.js';
 
 export interface Placement {

@@ -3,9 +3,9 @@
 // Kubernetes API (a Backend each). A render that fails writes no object, so the last good ones
 // stay; it only updates the status to say why.
 
-import type { DNSResource, DNSStatus, OperatorCondition } from '../cluster/dnsresource.js';
-import { formatFieldError } from '../cluster/field.js';
-import type { Node } from '../cluster/types.js';
+import type { DNSResource, DNSStatus, OperatorCondition } from '../lib/cluster/dnsresource.js';
+import { formatFieldError } from '../lib/cluster/field.js';
+import type { Node } from '../lib/cluster/types.js';
 import { describeLeftOut } from './config.js';
 import type { OwnedObject } from './objects.js';
 import { render } from './render.js';

@@ -2,9 +2,9 @@
 // apply and the status to report. No I/O and no clock (the time comes in), so `kdns operator
 // render` and the reconcile loop compute exactly the same thing.
 
-import type { DNSResource, DNSStatus, ManagementState } from '../cluster/dnsresource.js';
-import type { FieldError } from '../cluster/field.js';
-import type { Node, Service } from '../cluster/types.js';
+import type { DNSResource, DNSStatus, ManagementState } from '../lib/cluster/dnsresource.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import type { Node, Service } from '../lib/cluster/types.js';
 import { describeLeftOut, interpretDNS, parseLastGood } from './config.js';
 import type { DNSSettings, LeftOut } from './config.js';
 import { DEFAULT_PORTS, renderDNSCorefile } from './corefile.js';

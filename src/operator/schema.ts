@@ -8,8 +8,8 @@
 // interpreted: each rule text the schema uses has an implementation in a registry, and a
 // rule without one is a programming error, not a silent pass.
 
-import { FieldPath, duplicate, forbidden, invalid, required, tooMany, unsupported } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
+import { FieldPath, duplicate, forbidden, invalid, required, tooMany, unsupported } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
 
 export interface CelValidation {
   rule: string;

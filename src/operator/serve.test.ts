@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../server/log.js';
 import { startServer } from '../server/server.js';
-import { dig } from '../testutil/dig.js';
-import { freePort } from '../testutil/net.js';
+import { dig } from '../../test/util/dig.js';
+import { freePort } from '../../test/util/net.js';
 import { dnsFromText } from './io.js';
 import { render } from './render.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OperatorCondition } from '../cluster/dnsresource.js';
+import type { OperatorCondition } from '../lib/cluster/dnsresource.js';
 import type { DaemonSet, DaemonSetStatus } from './objects.js';
 import { desiredPlacement } from './placement.js';
 import type { Placement } from './placement.js';

@@ -3,8 +3,8 @@
 // conditions that say what of the spec was not applied (ConfigurationValid, PlacementValid).
 // Pure: the clock comes in as `now`, the previous conditions as `previous`.
 
-import type { ConditionStatus, DNSStatus, ManagementState, OperatorCondition } from '../cluster/dnsresource.js';
-import type { Toleration } from '../cluster/types.js';
+import type { ConditionStatus, DNSStatus, ManagementState, OperatorCondition } from '../lib/cluster/dnsresource.js';
+import type { Toleration } from '../lib/cluster/types.js';
 import type { DaemonSet } from './objects.js';
 import type { Placement } from './placement.js';
 import { selectorText } from './placement.js';

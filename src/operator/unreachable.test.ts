@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sleep } from '../testutil/net.js';
-import { Netns, netnsUnavailable } from '../testutil/nsrun.js';
+import { sleep } from '../../test/util/net.js';
+import { Netns, netnsUnavailable } from '../../test/util/nsrun.js';
 
 const IN_CI = process.env.CI === 'true';
 const reason = netnsUnavailable();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatFieldError } from '../cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
 import { validateDNSResource } from './validate.js';
 
 const dns = (spec: Record<string, unknown>, name = 'default'): Record<string, unknown> => ({

@@ -2,9 +2,9 @@
 // few). Errors come back as API-server-shaped field errors; `kdns validate` prints them and the
 // operator uses their paths to leave out just the broken entries.
 
-import { DNS_API_VERSION, DNS_KIND } from '../cluster/dnsresource.js';
-import { FieldPath, invalid, required } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
+import { DNS_API_VERSION, DNS_KIND } from '../lib/cluster/dnsresource.js';
+import { FieldPath, invalid, required } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
 import { isSameOrSubdomain } from './addresses.js';
 import { DNS_SCHEMA, DNS_SCHEMA_RULES } from './dnsschema.js';
 import { isRecord, validateSchema } from './schema.js';

@@ -2,14 +2,14 @@
 // the kit (src/plugins/pkg/) and the kubernetes plugin's public interface
 // (src/plugins/kubernetes/index.ts), and nothing else under src/plugins/. The kit itself
 // imports no plugin. Tests count too: a plugin's tests that need another plugin's internals
-// are in the wrong folder. Read from src/ whether this runs from src/ or dist/.
+// are in the wrong folder.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const PLUGINS_DIR = fileURLToPath(new URL('../../src/plugins/', import.meta.url));
+const PLUGINS_DIR = fileURLToPath(new URL('./', import.meta.url));
 
 /** The files every plugin may import, besides its own folder's. */
 const SHARED = { kit: 'pkg', kubernetesInterface: 'kubernetes/index' } as const;

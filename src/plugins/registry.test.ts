@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { PLUGIN_ORDER } from '../server/order.js';
 import { PLUGINS } from './registry.js';
 
-const PLUGINS_DIR = fileURLToPath(new URL('../../src/plugins/', import.meta.url));
+const PLUGINS_DIR = fileURLToPath(new URL('./', import.meta.url));
 
 test('every plugin folder has a registry entry, and every entry a folder', () => {
   const folders = readdirSync(PLUGINS_DIR, { withFileTypes: true })

@@ -5,9 +5,9 @@
 // `None` rendering of the result equals `kdns resolvconf` of the original pod. Pure: the pod,
 // its namespace's policy and the webhook's settings in, a decision and a JSON Patch out.
 
-import { formatFieldError, FieldPath } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
-import type { PodDNSConfig, PodDNSConfigOption, PodSpec } from '../cluster/types.js';
+import { formatFieldError, FieldPath } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import type { PodDNSConfig, PodDNSConfigOption, PodSpec } from '../lib/cluster/types.js';
 import { MUTATED_ANNOTATION, SEARCH_ANNOTATION } from './annotations.js';
 import type { KdnsPolicy } from './annotations.js';
 import { computePodDNS } from './compute.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { register as registerExplain } from '../cli/explain.js';
 import { register as registerResolvconf } from '../cli/resolvconf.js';
-import { runCli } from '../testutil/cli.js';
+import { runCli } from '../../test/util/cli.js';
 import { register as registerValidate } from '../cli/validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kdns-poddns-cli-'));

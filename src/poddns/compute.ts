@@ -3,7 +3,7 @@
 // arrives parsed, the result is the DNS config the kubelet hands the container runtime.
 
 import { isIP } from 'node:net';
-import type { PodDNSConfig, PodDNSConfigOption, PodSpec } from '../cluster/types.js';
+import type { PodDNSConfig, PodDNSConfigOption, PodSpec } from '../lib/cluster/types.js';
 import { customSearchField, customSearchPaths, expandCustomEntries, MAX_CUSTOM_SEARCH_PATHS } from './custom.js';
 import { copyResolvConf, emptyResolvConf, mergeOptionStrings, omitDuplicates } from './resolvconf.js';
 import type { ResolvConf } from './resolvconf.js';

@@ -2,9 +2,9 @@
 // and the $(HOST) entry that stands for the node's own search paths. Shared by validation (which
 // rejects what cannot be expanded) and the resolv.conf computation (which expands).
 
-import { forbidden, invalid } from '../cluster/field.js';
-import type { FieldError, FieldPath } from '../cluster/field.js';
-import type { PodDNSParams } from '../cluster/types.js';
+import { forbidden, invalid } from '../lib/cluster/field.js';
+import type { FieldError, FieldPath } from '../lib/cluster/field.js';
+import type { PodDNSParams } from '../lib/cluster/types.js';
 
 export const NAMESPACE_LABEL = '$(NAMESPACE)';
 export const CLUSTER_LABEL = '$(CLUSTER)';

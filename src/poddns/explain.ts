@@ -1,7 +1,7 @@
 // `kdns explain` as pure functions: a pod's resolv.conf under one or several policies, the
 // queries each libc sends for a name, and the text that shows it. The CLI only does the I/O.
 
-import type { PodSpec } from '../cluster/types.js';
+import type { PodSpec } from '../lib/cluster/types.js';
 import { isKdnsPolicy, policyAnnotationHint, policyAnnotations, WEBHOOK_NOTE } from './annotations.js';
 import type { KdnsPolicy } from './annotations.js';
 import { computePodDNS } from './compute.js';

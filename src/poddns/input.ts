@@ -1,9 +1,9 @@
 // Reading the objects `kdns resolvconf|validate|explain` are given: YAML or JSON, several
-// documents, `kind: List`. src/cluster/manifests.ts keeps only the kinds the DNS server reads
+// documents, `kind: List`. src/lib/cluster/manifests.ts keeps only the kinds the DNS server reads
 // (it drops Deployments and the other workload kinds), so pod-bearing objects are read here,
-// with the same YAML reader (src/cluster/yaml.ts).
+// with the same YAML reader (src/lib/cluster/yaml.ts).
 
-import { yamlDocuments, yamlValue } from '../cluster/yaml.js';
+import { yamlDocuments, yamlValue } from '../lib/cluster/yaml.js';
 
 export interface InputObject {
   object: Record<string, unknown>;

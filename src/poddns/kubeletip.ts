@@ -1,7 +1,7 @@
 // Addresses as the kubelet writes them into a resolv.conf: it parses its flags with Go's
 // ParseIPSloppy and prints ip.String(). `kdns resolvconf` and the webhook both write addresses
 // through this, so their files agree with the kubelet's byte for byte.
-import { formatIPv4, formatIPv6, parseIPv6 } from '../dns/ip.js';
+import { formatIPv4, formatIPv6, parseIPv6 } from '../lib/dns/ip.js';
 import { isValidLegacyIP } from './validate.js';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { kubernetesOracle } from '../cli/explain.js';
-import type { ClusterObject } from '../cluster/types.js';
+import type { ClusterObject } from '../lib/cluster/types.js';
 import { autopathOracle, firstKnown, namesOracle, zoneMapOracle } from './oracle.js';
 import type { Outcome, QType } from './queries.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FieldPath, formatFieldError } from '../cluster/field.js';
-import type { PodSpec } from '../cluster/types.js';
+import { FieldPath, formatFieldError } from '../lib/cluster/field.js';
+import type { PodSpec } from '../lib/cluster/types.js';
 import { effectivePodSpec, parseAnnotationList, readPodDNSRequest } from './podrequest.js';
 import type { PodDNSRequest } from './podrequest.js';
 

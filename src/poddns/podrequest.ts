@@ -4,9 +4,9 @@
 // `kdns resolvconf|validate|explain` (which must read a pod exactly as the webhook does). The
 // Custom rules are validate.ts's own, so a search list is judged the same wherever it is written.
 
-import { FieldPath, forbidden, invalid, required, unsupported } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
-import type { PodSpec } from '../cluster/types.js';
+import { FieldPath, forbidden, invalid, required, unsupported } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import type { PodSpec } from '../lib/cluster/types.js';
 import {
   isKdnsPolicy,
   KDNS_POLICIES,

@@ -1,11 +1,11 @@
 // The query model against the real thing: for each case kdns computes the pod's resolv.conf,
-// the model predicts the queries, and real glibc and musl (src/testutil/realclient, in a network
+// the model predicts the queries, and real glibc and musl (test/util/realclient, in a network
 // namespace, answered by its recorder) send theirs. The lists must be equal.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PodSpec } from '../cluster/types.js';
-import { loadRealClient, type ClientResult } from '../testutil/realclient.js';
+import type { PodSpec } from '../lib/cluster/types.js';
+import { loadRealClient, type ClientResult } from '../../test/util/realclient.js';
 import { computePodDNS } from './compute.js';
 import type { NodeDNSSettings } from './compute.js';
 import { zoneMapOracle } from './oracle.js';

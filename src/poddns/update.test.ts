@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { formatFieldError } from '../cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
 import { register } from '../cli/validate.js';
-import { runCli } from '../testutil/cli.js';
-import type { CliRun } from '../testutil/cli.js';
+import { runCli } from '../../test/util/cli.js';
+import type { CliRun } from '../../test/util/cli.js';
 import { validatePodUpdate } from './update.js';
 
 const FORBIDDEN =

@@ -11,8 +11,8 @@
 // appends a Go diff of its internal structs; kdns appends its own: one `-`/`+` pair per changed
 // field, JSON paths and values, at most MAX_DIFF_FIELDS fields.
 
-import { FieldPath, forbidden, invalid, required } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
+import { FieldPath, forbidden, invalid, required } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
 
 /** The fields the API server names as updatable, in its words and order. */
 export const UPDATABLE_POD_SPEC_FIELDS: readonly string[] = [

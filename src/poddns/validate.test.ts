@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatFieldError } from '../cluster/field.js';
+import { formatFieldError } from '../lib/cluster/field.js';
 import { kdnsFormWarnings, stockDecodingError, validatePodObject } from './validate.js';
 import type { APIServerKind } from './validate.js';
 import { readPodSpec } from './workload.js';

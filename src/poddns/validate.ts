@@ -3,9 +3,9 @@
 // field errors with the API server's paths, reasons and messages.
 
 import { isIP } from 'node:net';
-import { FieldPath, forbidden, invalid, required, unsupported } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
-import type { PodDNSConfig, PodSpec } from '../cluster/types.js';
+import { FieldPath, forbidden, invalid, required, unsupported } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import type { PodDNSConfig, PodSpec } from '../lib/cluster/types.js';
 import { checkCustomSearchSyntax, customSearchField, dnsParamsListPaths, isHostEntry, MAX_CUSTOM_SEARCH_PATHS, MAX_NDOTS, ndotsValue, substituteLabels } from './custom.js';
 import type { CustomListPaths, CustomParams } from './custom.js';
 import { MAX_NAMESERVERS, MAX_SEARCH_LINE_CHARS, MAX_SEARCH_PATHS } from './compute.js';

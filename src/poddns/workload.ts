@@ -2,9 +2,9 @@
 // and the metadata's annotations (where a pod asks kdns for a policy) with their types checked,
 // and defaulting it the way the API server does before validation.
 
-import { FieldPath, invalid } from '../cluster/field.js';
-import type { FieldError } from '../cluster/field.js';
-import type { PodDNSConfig, PodDNSConfigOption, PodDNSParams, PodSpec } from '../cluster/types.js';
+import { FieldPath, invalid } from '../lib/cluster/field.js';
+import type { FieldError } from '../lib/cluster/field.js';
+import type { PodDNSConfig, PodDNSConfigOption, PodDNSParams, PodSpec } from '../lib/cluster/types.js';
 
 /** Where each kind keeps its pod spec; the path is also the prefix of every error. */
 export const POD_SPEC_PATHS: Readonly<Record<string, readonly string[]>> = {

@@ -8,11 +8,11 @@ import net from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runKdns } from '../testutil/kdns.js';
-import { freePort } from '../testutil/net.js';
+import { runKdns } from '../../test/util/kdns.js';
+import { freePort } from '../../test/util/net.js';
 import { createLogger } from './log.js';
 import { checkCorefile } from './check.js';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 
 function writeCorefile(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'kdns-check-'));

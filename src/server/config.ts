@@ -3,8 +3,8 @@
 // that fails leaves the old instance serving untouched.
 
 import { dirname, resolve } from 'node:path';
-import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../corefile/ast.js';
-import { keyPort, parseCorefile, parseServerKey } from '../corefile/parser.js';
+import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../lib/corefile/ast.js';
+import { keyPort, parseCorefile, parseServerKey } from '../lib/corefile/parser.js';
 import { PLUGINS, type PluginModule } from '../plugins/registry.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';

@@ -10,14 +10,13 @@ import { join } from 'node:path';
 import { hostname, tmpdir } from 'node:os';
 import { checkCorefile, describeListens } from './check.js';
 import { createLogger } from './log.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { freePort } from '../testutil/net.js';
-import { dig, answers } from '../testutil/dig.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { freePort } from '../../test/util/net.js';
+import { dig, answers } from '../../test/util/dig.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-// Compiled tests run from dist/: the data stays in src/.
-const corpusDir = join(here.replace(/\/dist\//, '/src/'), 'testdata', 'corefiles');
-const clusterDir = join(here.replace(/\/dist\//, '/src/'), '..', 'plugins', 'kubernetes', 'testdata', 'cluster');
+const corpusDir = join(here, 'testdata', 'corefiles');
+const clusterDir = join(here, '..', 'plugins', 'kubernetes', 'testdata', 'cluster');
 
 const corpus: Array<{ file: string; listens: string; blocks: number }> = [
   { file: 'kubeadm.Corefile', blocks: 1, listens: 'dns://:53 (1 zone)' },

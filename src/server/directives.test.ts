@@ -3,7 +3,7 @@
 // what to do instead. Loaded as `kdns corefile check` loads it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CorefileError } from '../corefile/ast.js';
+import { CorefileError } from '../lib/corefile/ast.js';
 import { PLUGINS } from '../plugins/registry.js';
 import { createLogger } from './log.js';
 import { checkCorefile } from './check.js';

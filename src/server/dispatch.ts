@@ -1,9 +1,9 @@
 // The per-query path shared by UDP and TCP: sanity checks, zone routing, the plugin chain, and
 // the bytes to send back. Returns undefined to drop a packet (unparseable, or a response).
 
-import { DnsFormatError, parseQuery } from '../dns/codec.js';
-import { RCode } from '../dns/types.js';
-import { isPromise } from '../plugins/pkg/promise.js';
+import { DnsFormatError, parseQuery } from '../lib/dns/codec.js';
+import { RCode } from '../lib/dns/types.js';
+import { isPromise } from './promise.js';
 import type { LoadedBlock } from './config.js';
 import { routeByZone } from './config.js';
 import { finalizeReply } from './finalize.js';

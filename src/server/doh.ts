@@ -6,9 +6,9 @@
 
 import http from 'node:http';
 import http2 from 'node:http2';
-import { decodeMessage } from '../dns/codec.js';
-import { RCode, RRType } from '../dns/types.js';
-import type { Message } from '../dns/types.js';
+import { decodeMessage } from '../lib/dns/codec.js';
+import { RCode, RRType } from '../lib/dns/types.js';
+import type { Message } from '../lib/dns/types.js';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import { plainAddress, type TcpLimits } from './listeners.js';
 import type { TlsSettings } from './plugin.js';

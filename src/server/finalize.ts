@@ -3,9 +3,9 @@
 // Idempotent: the bytes are cached on the reply, so log and prometheus can measure the size
 // before the server sends it, without encoding twice.
 
-import { encodeMessage } from '../dns/codec.js';
-import type { Edns } from '../dns/types.js';
-import { skipName } from '../dns/wire.js';
+import { encodeMessage } from '../lib/dns/codec.js';
+import type { Edns } from '../lib/dns/types.js';
+import { skipName } from '../lib/dns/wire.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
 

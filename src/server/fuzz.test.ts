@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { decodeMessage } from '../dns/codec.js';
-import { fuzzCorefile, mutatedQueries } from '../testutil/fuzz.js';
-import { freePort, sleep } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../testutil/upstream.js';
+import { decodeMessage } from '../lib/dns/codec.js';
+import { fuzzCorefile, mutatedQueries } from '../../test/util/fuzz.js';
+import { freePort, sleep } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../test/util/upstream.js';
 
 const UDP_PACKETS = 20_000;
 const TCP_PACKETS = 3_000;

@@ -7,13 +7,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { dig } from '../testutil/dig.js';
-import { startKdns } from '../testutil/kdns.js';
-import { freePort, waitFor } from '../testutil/net.js';
+import { dig } from '../../test/util/dig.js';
+import { startKdns } from '../../test/util/kdns.js';
+import { freePort, waitFor } from '../../test/util/net.js';
 import { PANIC_MARKER } from './guard.js';
 
-const guardURL = new URL(import.meta.url.endsWith('.ts') ? './guard.ts' : './guard.js', import.meta.url).href;
-const tsx = import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
+// Tests run from TypeScript through tsx, and so does the process each case starts.
+const guardURL = new URL('./guard.ts', import.meta.url).href;
+const tsx = ['--import', 'tsx'];
 
 /** Runs `body` in a fresh node process with the guard installed (panics counted in `n`). */
 function guarded(body: string): { status: number | null; stdout: string; stderr: string } {

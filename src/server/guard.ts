@@ -3,7 +3,7 @@
 // recovers a panic in a handler, instead of ending the process and with it DNS for the node.
 // Only the commands install it (kdns serve, nodecache, operator, node-resolver): in-process
 // tests run without it, so Node's test runner still fails a test on such an error, and tests
-// that start kdns as a child look for PANIC_MARKER in its output (testutil/kdns.ts).
+// that start kdns as a child look for PANIC_MARKER in its output (test/util/kdns.ts).
 
 /** Begins the line the guard logs; tests search child output for it. */
 export const PANIC_MARKER = 'Recovered from panic in process';

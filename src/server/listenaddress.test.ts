@@ -6,9 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { dig } from '../testutil/dig.js';
-import { freePort } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
+import { dig } from '../../test/util/dig.js';
+import { freePort } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
 
 /** What a client at `server` sees: the rcode and addresses, or "no reply". */
 async function asked(server: string, port: number, transport: 'udp' | 'tcp'): Promise<string> {

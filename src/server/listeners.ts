@@ -4,7 +4,8 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
-import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY, nativeUdp } from './nativeudp.js';
+import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY } from './nativeudp.js';
+import { nativeUdp } from '../lib/native/udp.js';
 import type { ClientInfo } from './request.js';
 import { ConnectionTable, DEFAULT_TCP_LIMITS, TcpConnection, type TcpLimits } from './tcpconn.js';
 

@@ -1,37 +1,17 @@
-// UDP through kdns's own socket (src/native/udp.c): datagrams arrive in batches in memory
+// UDP through kdns's own socket (src/lib/native/udp.c): datagrams arrive in batches in memory
 // shared with the addon, replies leave in one sendmmsg per batch. node:dgram spends about
 // 3 µs of CPU per query on a Buffer, an rinfo object, an address string and a send request;
 // here a query costs one copy of its bytes and a slot in the reply batch.
 //
-// The addon is built by `npm install` (scripts/build-native.mjs). Where it is missing (no C
-// compiler, not Linux) or KDNS_UDP=dgram is set, listeners.ts uses node:dgram instead.
+// The addon and its loader are in src/lib/native (the upstream client uses them too). Where it is
+// missing (no C compiler, not Linux) or KDNS_UDP=dgram is set, listeners.ts uses node:dgram instead.
 
-import { createRequire } from 'node:module';
 import net from 'node:net';
-import { formatIPv4, formatIPv6 } from '../dns/ip.js';
-import { isPromise } from '../plugins/pkg/promise.js';
+import { formatIPv4, formatIPv6 } from '../lib/dns/ip.js';
+import { isPromise } from './promise.js';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import type { ClientInfo, TransportKind } from './request.js';
-
-export interface NativeSocket {
-  readonly port: number;
-}
-
-export interface NativeUdp {
-  readonly BATCH: number;
-  readonly SLOT: number;
-  readonly META: number;
-  open(family: 4 | 6, address: string, port: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
-  flush(socket: NativeSocket, count: number): number;
-  sendTo(socket: NativeSocket, bytes: Buffer, address: Buffer): number;
-  /** Datagram i in slots at i * SLOT, its length and address in meta record i; 0 or the first errno. */
-  sendBatch(socket: NativeSocket, slots: Buffer, meta: Buffer, count: number): number;
-  /** Connects the socket (its peer becomes the only one it hears); 0 or the errno. */
-  connect(socket: NativeSocket, address: string, port: number): number;
-  /** Asks for a receive buffer of `bytes` (as the kernel counts it); returns the size it has now. */
-  setReceiveBuffer(socket: NativeSocket, bytes: number): number;
-  close(socket: NativeSocket): void;
-}
+import type { NativeUdp } from '../lib/native/udp.js';
 
 /**
  * UDP datagrams longer than this are dropped unread, on both transports: no DNS query comes
@@ -52,24 +32,6 @@ export const LISTENER_RECEIVE_BUFFER = 8 << 20;
 
 const AF_INET = 2;
 const SOCKADDR_IN_SIZE = 16;
-
-let loaded: NativeUdp | null | undefined;
-
-/** The addon, or null when it is not built or KDNS_UDP=dgram asks for node:dgram. */
-export function nativeUdp(): NativeUdp | null {
-  if (loaded !== undefined) return loaded;
-  loaded = null;
-  if (process.env.KDNS_UDP === 'dgram' || process.platform !== 'linux') return loaded;
-  try {
-    const require = createRequire(import.meta.url);
-    const addon = require('../../build/kdns_udp.node') as Partial<NativeUdp>;
-    // A build from an older kdns (before sendBatch/connect/setReceiveBuffer): dgram rather than a missing function.
-    loaded = typeof addon.sendBatch === 'function' && typeof addon.connect === 'function' && typeof addon.setReceiveBuffer === 'function' ? (addon as NativeUdp) : null;
-  } catch {
-    loaded = null;
-  }
-  return loaded;
-}
 
 /**
  * The sender of one datagram. The address string is made only when a plugin asks for it (log,

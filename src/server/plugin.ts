@@ -8,7 +8,7 @@
 // registry to edit. Plugins run in the fixed order of ./order.ts (CoreDNS's plugin.cfg),
 // whatever order the Corefile lists them in.
 
-import type { Directive, ServerKey } from '../corefile/ast.js';
+import type { Directive, ServerKey } from '../lib/corefile/ast.js';
 import type { DnsRequest } from './request.js';
 import type { Reply } from './reply.js';
 import type { Registry } from 'prom-client';

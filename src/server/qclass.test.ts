@@ -4,11 +4,11 @@
 // count against the server. Real dig, a real named behind forward.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dig } from '../testutil/dig.js';
-import { DEMO_CLUSTER_PLUGINS } from '../testutil/fuzz.js';
-import { freePort } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../testutil/upstream.js';
+import { dig } from '../../test/util/dig.js';
+import { DEMO_CLUSTER_PLUGINS } from '../../test/util/fuzz.js';
+import { freePort } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../test/util/upstream.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
 const CLUSTER_PLUGINS = `${DEMO_CLUSTER_PLUGINS}\n    cache 30`;

@@ -2,9 +2,9 @@
 // (the cache's and the pre-encoded fast paths). Plugins that only look (log, prometheus) use
 // rcode and `view()`; plugins that change the answer use `edit()`, which drops stale bytes.
 
-import { decodeMessage } from '../dns/codec.js';
-import type { Message, Question } from '../dns/types.js';
-import { RCode } from '../dns/types.js';
+import { decodeMessage } from '../lib/dns/codec.js';
+import type { Message, Question } from '../lib/dns/types.js';
+import { RCode } from '../lib/dns/types.js';
 import type { DnsRequest } from './request.js';
 
 /** The smallest and largest TTL in a reply (for a SOA, its MINIMUM field counts too). */

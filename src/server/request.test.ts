@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeMessage, parseQuery } from '../dns/codec.js';
-import { DnsClass, Opcode, RRType } from '../dns/types.js';
-import { edns, testRequest } from '../testutil/request.js';
+import { encodeMessage, parseQuery } from '../lib/dns/codec.js';
+import { DnsClass, Opcode, RRType } from '../lib/dns/types.js';
+import { edns, testRequest } from '../../test/util/request.js';
 
 interface MetadataCase {
   what: string;

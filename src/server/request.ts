@@ -1,9 +1,9 @@
 // One query in flight: what the client asked and who asked it. Built from the fast parse
 // (header + question + OPT); the full message is decoded only if a plugin asks for it.
 
-import { decodeMessage, encodeMessage, encodeQuery, parseQuery } from '../dns/codec.js';
-import type { Edns, Message, ParsedQuery } from '../dns/types.js';
-import { Opcode } from '../dns/types.js';
+import { decodeMessage, encodeMessage, encodeQuery, parseQuery } from '../lib/dns/codec.js';
+import type { Edns, Message, ParsedQuery } from '../lib/dns/types.js';
+import { Opcode } from '../lib/dns/types.js';
 
 export type TransportKind = 'udp' | 'tcp';
 

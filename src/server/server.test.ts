@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { writeFileSync } from 'node:fs';
-import { dig, answers } from '../testutil/dig.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { freePort, sleep, waitFor } from '../testutil/net.js';
-import { slowUpstream } from '../testutil/upstream.js';
-import { nativeUdp } from './nativeudp.js';
-import { CorefileError } from '../corefile/ast.js';
-import { decodeMessage } from '../dns/codec.js';
+import { dig, answers } from '../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { freePort, sleep, waitFor } from '../../test/util/net.js';
+import { slowUpstream } from '../../test/util/upstream.js';
+import { nativeUdp } from '../lib/native/udp.js';
+import { CorefileError } from '../lib/corefile/ast.js';
+import { decodeMessage } from '../lib/dns/codec.js';
 
 /** Sends raw bytes over UDP; resolves to the reply, or undefined when none comes within `ms`. */
 function udpExchange(port: number, bytes: Buffer, ms = 400): Promise<Buffer | undefined> {

@@ -12,14 +12,13 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { dig } from '../testutil/dig.js';
-import { startKdns, withFileLimit } from '../testutil/kdns.js';
-import { freePort, waitFor } from '../testutil/net.js';
-import type { AbuseResult } from '../testutil/tcpabuse.js';
+import { dig } from '../../test/util/dig.js';
+import { startKdns, withFileLimit } from '../../test/util/kdns.js';
+import { freePort, waitFor } from '../../test/util/net.js';
+import type { AbuseResult } from '../../test/util/tcpabuse.js';
 
 const run = promisify(execFile);
-const fromSource = import.meta.url.endsWith('.ts');
-const ABUSER = fileURLToPath(new URL(fromSource ? '../testutil/tcpabuse.ts' : '../testutil/tcpabuse.js', import.meta.url));
+const ABUSER = fileURLToPath(new URL('../../test/util/tcpabuse.ts', import.meta.url));
 
 // Above kdns's default cap of 1000 connections, so that new clients find the table full.
 const IDLE = 1100;
@@ -37,7 +36,7 @@ describe('kdns serve under TCP abuse', () => {
     const kdns = startKdns(['serve', '--conf', corefile], { fdLimit: FD_LIMIT });
     try {
       await waitFor(() => kdns.output().includes('listening'), 15_000);
-      const [cmd, argv] = withFileLimit(FD_LIMIT, [...(fromSource ? ['--import', 'tsx'] : []), ABUSER, '--port', String(port), '--idle', String(IDLE), '--half', String(HALF_FRAME), '--pipeliners', String(PIPELINERS), '--seconds', String(SECONDS), '--probe-timeout', '5000']);
+      const [cmd, argv] = withFileLimit(FD_LIMIT, ['--import', 'tsx', ABUSER, '--port', String(port), '--idle', String(IDLE), '--half', String(HALF_FRAME), '--pipeliners', String(PIPELINERS), '--seconds', String(SECONDS), '--probe-timeout', '5000']);
       const { stdout } = await run(cmd, argv, { timeout: 100_000 });
       const r = JSON.parse(stdout) as AbuseResult;
       const shown = JSON.stringify(r);

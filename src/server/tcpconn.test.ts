@@ -5,14 +5,14 @@ import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { withFileLimit } from '../testutil/kdns.js';
-import { answers, dig } from '../testutil/dig.js';
-import { freePort, sleep, waitFor } from '../testutil/net.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { queryBytes } from '../testutil/tcpabuse.js';
+import { withFileLimit } from '../../test/util/kdns.js';
+import { answers, dig } from '../../test/util/dig.js';
+import { freePort, sleep, waitFor } from '../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { queryBytes } from '../../test/util/tcpabuse.js';
 import { IDLE_CLOSES_PER_TURN } from './tcpconn.js';
-import { exampleZone, missing, namedUpstream, truncatingUpstream, type NamedUpstream, type Scripted } from '../testutil/upstream.js';
-import { decodeMessage } from '../dns/codec.js';
+import { exampleZone, missing, namedUpstream, truncatingUpstream, type NamedUpstream, type Scripted } from '../../test/util/upstream.js';
+import { decodeMessage } from '../lib/dns/codec.js';
 
 const COREFILE = `example.org:{PORT} {\n    bind 127.0.0.1\n    hosts {\n        10.0.0.1 a.example.org\n    }\n}\n`;
 
@@ -209,16 +209,14 @@ describe('TCP idle sweep', () => {
   });
 });
 
-const fromSource = import.meta.url.endsWith('.ts');
-
 /**
  * In a process of its own (a new, small descriptor table): opens a TCP listener with a cap of
  * `maxConnections`, waits for the table to grow, and reports the table's size (FDSize) and the
  * open descriptors before and after.
  */
 async function descriptorTableAround(maxConnections: number): Promise<{ before: { size: number; open: number }; after: { size: number; open: number } }> {
-  const listeners = new URL(fromSource ? './listeners.ts' : './listeners.js', import.meta.url).href;
-  const tcpconn = new URL(fromSource ? './tcpconn.ts' : './tcpconn.js', import.meta.url).href;
+  const listeners = new URL('./listeners.ts', import.meta.url).href;
+  const tcpconn = new URL('./tcpconn.ts', import.meta.url).href;
   const code = `
     import { readFileSync, readdirSync } from 'node:fs';
     const { listenTcp, DEFAULT_TCP_LIMITS } = await import(${JSON.stringify(listeners)});
@@ -231,7 +229,7 @@ async function descriptorTableAround(maxConnections: number): Promise<{ before: 
     await listener.close();
     console.log(JSON.stringify({ before, after }));
   `;
-  const [cmd, argv] = withFileLimit(8192, [...(fromSource ? ['--import', 'tsx'] : []), '--input-type=module', '-e', code]);
+  const [cmd, argv] = withFileLimit(8192, ['--import', 'tsx', '--input-type=module', '-e', code]);
   const { stdout } = await promisify(execFile)(cmd, argv, { timeout: 30_000 });
   return JSON.parse(stdout) as { before: { size: number; open: number }; after: { size: number; open: number } };
 }

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { nativeUdp } from './nativeudp.js';
-import { sendBurst, startKdnsProcess } from '../testutil/udpburst.js';
+import { nativeUdp } from '../lib/native/udp.js';
+import { sendBurst, startKdnsProcess } from '../../test/util/udpburst.js';
 
 /** What the kernel charges a small query in a receive buffer (Linux 6: 832 bytes for 60). */
 const QUERY_TRUESIZE = 832;

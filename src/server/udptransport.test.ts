@@ -4,12 +4,12 @@
 import { test, describe, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { dig, answers } from '../testutil/dig.js';
-import { startTestServer, type TestServer } from '../testutil/server.js';
-import { queryWire, edns } from '../testutil/request.js';
-import { decodeMessage } from '../dns/codec.js';
-import { RRType } from '../dns/types.js';
-import { nativeUdp } from './nativeudp.js';
+import { dig, answers } from '../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../test/util/server.js';
+import { queryWire, edns } from '../../test/util/request.js';
+import { decodeMessage } from '../lib/dns/codec.js';
+import { RRType } from '../lib/dns/types.js';
+import { nativeUdp } from '../lib/native/udp.js';
 import { udpNote, type UdpTransport } from './listeners.js';
 
 const transports: Exclude<UdpTransport, 'auto'>[] = nativeUdp() || process.env.CI === 'true' ? ['native', 'dgram'] : ['dgram'];

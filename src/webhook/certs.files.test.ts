@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep, waitFor } from '../testutil/net.js';
+import { sleep, waitFor } from '../../test/util/net.js';
 import { issueCa, issueServingCert, startFileCertSource, validityFrom } from './certs.js';
 import type { CertKeyPem, CertSource, TlsMaterial } from './certs.js';
 

@@ -1,4 +1,4 @@
-// The Secret-backed certificate source against the fake API server (src/cluster/fakeapi.ts, the
+// The Secret-backed certificate source against the fake API server (test/util/fakeapi.ts, the
 // real protocol: GET, POST, PUT with resourceVersion preconditions, JSON patch with tests):
 // startup from nothing, from a valid Secret and from garbage; replicas racing for one CA; the
 // caBundle kept in the MutatingWebhookConfiguration; renewal; a CA rotation in which every
@@ -9,14 +9,14 @@ import { X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
 import type { KubeConfig, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { FakeApiServer, WEBHOOK_CERT_RESOURCES } from '../cluster/fakeapi.js';
-import type { ApiObject } from '../cluster/fakeapi.js';
-import { loadKubeConfig } from '../cluster/kubeapi.js';
-import { writeKubeconfig } from '../testutil/kubeconfig.js';
-import { sleep, waitFor } from '../testutil/net.js';
+import { FakeApiServer, WEBHOOK_CERT_RESOURCES } from '../../test/util/fakeapi.js';
+import type { ApiObject } from '../../test/util/fakeapi.js';
+import { loadKubeConfig } from '../lib/cluster/kubeapi.js';
+import { writeKubeconfig } from '../../test/util/kubeconfig.js';
+import { sleep, waitFor } from '../../test/util/net.js';
 import { caBundlePatch, commonNameOf, freshState, issueCa, parseCertificates, startSecretCertSource, validityFrom } from './certs.js';
 import type { SecretCertSource, SecretCertSourceOptions, TlsMaterial } from './certs.js';
-import { tlsHandshake } from '../testutil/certs.js';
+import { tlsHandshake } from '../../test/util/certs.js';
 
 const NS = 'kdns';
 const SECRET = 'kdns-webhook-tls';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { issueCa, issueServingCert, validityFrom } from './certs.js';
 import type { CertKeyPem } from './certs.js';
-import { tlsHandshake } from '../testutil/certs.js';
+import { tlsHandshake } from '../../test/util/certs.js';
 
 const DNS_NAMES = ['kdns-webhook', 'kdns-webhook.kdns', 'kdns-webhook.kdns.svc', 'kdns-webhook.kdns.svc.cluster.local'];
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0, 500);

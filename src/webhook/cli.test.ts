@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runKdns, startKdns } from '../testutil/kdns.js';
-import { waitFor } from '../testutil/net.js';
-import { startWebhookRig } from '../testutil/webhookrig.js';
-import type { WebhookRig } from '../testutil/webhookrig.js';
+import { runKdns, startKdns } from '../../test/util/kdns.js';
+import { waitFor } from '../../test/util/net.js';
+import { startWebhookRig } from '../../test/util/webhookrig.js';
+import type { WebhookRig } from '../../test/util/webhookrig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kdns-webhook-cli-'));
 const config = join(dir, 'config.yaml');

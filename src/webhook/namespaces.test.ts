@@ -3,8 +3,8 @@
 // and denials as a client sees them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWebhookRig } from '../testutil/webhookrig.js';
-import type { WebhookRig } from '../testutil/webhookrig.js';
+import { startWebhookRig } from '../../test/util/webhookrig.js';
+import type { WebhookRig } from '../../test/util/webhookrig.js';
 
 let rig: WebhookRig;
 before(async () => {

@@ -6,9 +6,9 @@
 // still served, is a failed call (with failurePolicy Ignore: a pod admitted without its DNS).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sleep } from '../testutil/net.js';
-import { startWebhookRig } from '../testutil/webhookrig.js';
-import type { WebhookRig } from '../testutil/webhookrig.js';
+import { sleep } from '../../test/util/net.js';
+import { startWebhookRig } from '../../test/util/webhookrig.js';
+import type { WebhookRig } from '../../test/util/webhookrig.js';
 
 const STREAM_MS = 14_000;
 let rig: WebhookRig;

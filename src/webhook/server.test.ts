@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { makeServingCerts } from '../testutil/certs.js';
+import { makeServingCerts } from '../../test/util/certs.js';
 import { startWebhookServer } from './server.js';
 import type { WebhookServer } from './server.js';
 

@@ -6,7 +6,7 @@
 import { parse as parseYaml } from 'yaml';
 import type { AdmissionSettings } from '../poddns/admission.js';
 import { validateSearchDomain } from '../poddns/validate.js';
-import { FieldPath, formatFieldError } from '../cluster/field.js';
+import { FieldPath, formatFieldError } from '../lib/cluster/field.js';
 import { kubeletIPString } from '../poddns/kubeletip.js';
 
 /** The file's keys, as users write them. */

@@ -6,15 +6,15 @@
 // which is what `kdns resolvconf` prints for the pod as written.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PodSpec } from '../cluster/types.js';
+import type { PodSpec } from '../lib/cluster/types.js';
 import { computePodDNS } from '../poddns/compute.js';
 import type { AdmissionSettings } from '../poddns/admission.js';
 import { parseHostResolvConf } from '../poddns/resolvconf.js';
 import { CLUSTER_DNS, COMPUTE_CASES, HOST } from '../poddns/testdata/compute-cases.js';
 import type { ComputeCase } from '../poddns/testdata/compute-cases.js';
-import { validateStockPod } from '../testutil/stockpod.js';
-import { startWebhookRig } from '../testutil/webhookrig.js';
-import type { WebhookRig } from '../testutil/webhookrig.js';
+import { validateStockPod } from '../../test/util/stockpod.js';
+import { startWebhookRig } from '../../test/util/webhookrig.js';
+import type { WebhookRig } from '../../test/util/webhookrig.js';
 
 let rig: WebhookRig;
 before(async () => {

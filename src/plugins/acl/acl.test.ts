@@ -2,9 +2,9 @@
 // with dig from 127.0.0.1 (cases after acl_test.go: by type, by net, by zone, first match wins).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseAcl } from './setup.js';
 import { decide } from './handler.js';
 

@@ -10,10 +10,10 @@
 //  - the names in an allowed answer: records of a name the client is refused (a CNAME chain a
 //    plugin behind followed, an answer the cache kept for another client) are withheld.
 
-import { parseIP } from '../../dns/ip.js';
-import { isSubdomain, lowerName } from '../../dns/name.js';
-import { RCode, RRType, type Message, type ResourceRecord } from '../../dns/types.js';
-import { readU16, skipName } from '../../dns/wire.js';
+import { parseIP } from '../../lib/dns/ip.js';
+import { isSubdomain, lowerName } from '../../lib/dns/name.js';
+import { RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';
+import { readU16, skipName } from '../../lib/dns/wire.js';
 import type { Counter } from '../../server/promclient.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeMessage } from '../../dns/codec.js';
-import * as rr from '../../dns/rr.js';
-import { RCode, RRType, type Message, type ResourceRecord } from '../../dns/types.js';
-import { dig, type DigRecord, type DigResult } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { encodeMessage } from '../../lib/dns/codec.js';
+import * as rr from '../../lib/dns/rr.js';
+import { RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';
+import { dig, type DigRecord, type DigResult } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { ownedByQuestionOnly, withholdRefused } from './handler.js';
 
 const REFUSED_CLIENT = '127.0.0.1';

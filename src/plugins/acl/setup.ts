@@ -1,6 +1,6 @@
-import { argPosition, blockProperties } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { typeFromName } from '../../dns/rr.js';
+import { argPosition, blockProperties } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { typeFromName } from '../../lib/dns/rr.js';
 import { counter } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { serverLabel } from '../pkg/metrics.js';

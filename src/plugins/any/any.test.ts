@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
-import { DnsClass, RCode, RRType } from '../../dns/types.js';
+import { decodeMessage, encodeMessage } from '../../lib/dns/codec.js';
+import { DnsClass, RCode, RRType } from '../../lib/dns/types.js';
 import { Reply, errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { testRequest } from '../../../test/util/request.js';
 import { AnyPlugin } from './handler.js';
 import { parseAny } from './setup.js';
 

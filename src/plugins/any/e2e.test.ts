@@ -1,8 +1,8 @@
 // any inside a running kdns, asked with the real dig.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answers, dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 describe('any end to end', () => {
   let s: TestServer;

@@ -1,7 +1,7 @@
 // RFC 8482: rather than assembling every RRset of a name (expensive, and a favourite of
 // amplification attacks), answer ANY with one small synthesized HINFO record.
 
-import { DnsClass, RRType, type ResourceRecord } from '../../dns/types.js';
+import { DnsClass, RRType, type ResourceRecord } from '../../lib/dns/types.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseCorefile } from '../../corefile/parser.js';
-import { RRType } from '../../dns/types.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
+import { RRType } from '../../lib/dns/types.js';
 import { createLogger } from '../../server/log.js';
 import { Reply, responseFor } from '../../server/reply.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { testRequest } from '../../../test/util/request.js';
 import { AutoPlugin } from './handler.js';
 import { originFor, scanDirectory } from './scan.js';
 import { parseAuto } from './setup.js';
@@ -140,7 +140,7 @@ test('auto: only the configured zones are answered, whatever the folder holds', 
 });
 
 test('auto: the README examples are valid', () => {
-  const readme = readFileSync(new URL('../../../src/plugins/auto/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
   let directives = 0;
   for (const m of readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)) {
     for (const block of parseCorefile(m[1] as string, { file: 'Corefile', baseDir: '/etc/kdns' })) {

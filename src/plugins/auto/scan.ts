@@ -3,7 +3,7 @@
 
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { fqdn, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 
 /**
  * The origin for a file name, or undefined when the regexp does not match it (unanchored, as

@@ -1,5 +1,5 @@
-import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { parseReload } from '../pkg/filereload.js';

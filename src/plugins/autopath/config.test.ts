@@ -1,8 +1,8 @@
 // Reading the autopath directive: every form, and every mistake named by its line.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import type { Directive } from '../../lib/corefile/ast.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseAutopath, type AutopathConfig } from './config.js';
 
 const FILES: Record<string, string> = {

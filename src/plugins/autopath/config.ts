@@ -6,8 +6,8 @@
 //       resolv_conf FILE       # kdns: host search paths with @kubernetes (default /etc/resolv.conf)
 //   }
 
-import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, duplicateProperty, expectArgs, invalidArg, noBlockAllowed, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { searchFromResolvConf } from '../pkg/apnames.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';

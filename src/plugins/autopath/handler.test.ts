@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import * as rr from '../../dns/rr.js';
-import { RCode, RRType, type Edns, type Message } from '../../dns/types.js';
-import { testRequest } from '../../testutil/request.js';
+import * as rr from '../../lib/dns/rr.js';
+import { RCode, RRType, type Edns, type Message } from '../../lib/dns/types.js';
+import { testRequest } from '../../../test/util/request.js';
 import { createLogger } from '../../server/log.js';
 import { PluginError } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import type { PodInfo } from '../../cluster/store.js';
+import type { PodInfo } from '../../lib/cluster/store.js';
 import { encodeSearchPaths } from '../pkg/searchoption.js';
 import type { AutopathConfig } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';

@@ -13,10 +13,10 @@
 // A candidate whose lookup fails is skipped, not reported: musl abandons its whole search on a
 // SERVFAIL, so one unreachable search domain must not hide a name found further on.
 
-import { isSubdomain } from '../../dns/name.js';
-import * as rr from '../../dns/rr.js';
-import { DnsClass, RCode, RRType, type Edns, type Message, type ResourceRecord, type SOAData } from '../../dns/types.js';
-import { canonicalIP, type PodInfo } from '../../cluster/store.js';
+import { isSubdomain } from '../../lib/dns/name.js';
+import * as rr from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType, type Edns, type Message, type ResourceRecord, type SOAData } from '../../lib/dns/types.js';
+import { canonicalIP, type PodInfo } from '../../lib/cluster/store.js';
 import type { Logger } from '../../server/log.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';

@@ -1,7 +1,7 @@
 // `autopath` setup: read the directive (and the resolv.conf it names), then build the handler.
 // The block's kubernetes plugin sets up after autopath (plugin order), so it is looked up at start.
 
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { instanceKey } from '../kubernetes/index.js';
 import { readOrUndefined } from '../pkg/hostsearch.js';

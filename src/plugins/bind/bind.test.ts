@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NetworkInterfaceInfo } from 'node:os';
-import { firstDirective } from '../../testutil/corefile.js';
+import { firstDirective } from '../../../test/util/corefile.js';
 import { canonicalIp, isLinkLocal, type InterfaceTable } from './handler.js';
 import { parseBind } from './setup.js';
 

@@ -1,8 +1,8 @@
 // bind inside a running kdns: listening on 127.0.0.2 only leaves 127.0.0.1 on the same port silent.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 describe('bind end to end', () => {
   let s: TestServer;

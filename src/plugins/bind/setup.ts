@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
-import { expectArgs, invalidArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { expectArgs, invalidArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { BindPlugin, expandBindArgument, mergeAddresses, type InterfaceTable } from './handler.js';
 

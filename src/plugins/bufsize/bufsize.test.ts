@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import type { Edns } from '../../dns/types.js';
+import { decodeMessage } from '../../lib/dns/codec.js';
+import type { Edns } from '../../lib/dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { edns as opt, testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { edns as opt, testRequest } from '../../../test/util/request.js';
 import { BufsizePlugin, optSizeOffset } from './handler.js';
 import { parseBufsize } from './setup.js';
 

@@ -1,8 +1,8 @@
 // bufsize inside a running kdns: a client asking for 4096 bytes gets at most the configured size.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const entries = Array.from({ length: 60 }, (_, i) => `        10.3.0.${i + 1} big.example.org`).join('\n');
 

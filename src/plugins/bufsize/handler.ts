@@ -1,7 +1,7 @@
 // Caps the EDNS0 UDP size of queries, so that neither the answers sent back nor the queries
 // a later plugin (forward) sends upstream ask for datagrams large enough to be fragmented.
 
-import { skipName } from '../../dns/wire.js';
+import { skipName } from '../../lib/dns/wire.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 

@@ -1,5 +1,5 @@
-import { argPosition, expectArgs, noBlockAllowed, parseIntArg } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { argPosition, expectArgs, noBlockAllowed, parseIntArg } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { BufsizePlugin, DEFAULT_BUFSIZE, MAX_BUFSIZE, MIN_BUFSIZE } from './handler.js';
 

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { DnsClient } from '../../dnsclient/client.js';
-import { nameToWire } from '../../dns/name.js';
-import { buildQuery, headerRcode } from '../../dns/wire.js';
-import { dig } from '../../testutil/dig.js';
-import { missing } from '../../testutil/upstream.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { DnsClient } from '../../lib/dnsclient/client.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { buildQuery, headerRcode } from '../../lib/dns/wire.js';
+import { dig } from '../../../test/util/dig.js';
+import { missing } from '../../../test/util/upstream.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { MAX_KEPT_NAME_ERRORS } from '../kubernetes/index.js';
 
 const CLUSTER = fileURLToPath(new URL('../../../examples/cluster', import.meta.url));

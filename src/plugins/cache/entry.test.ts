@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
-import type { Message, ResourceRecord } from '../../dns/types.js';
+import { decodeMessage, encodeMessage } from '../../lib/dns/codec.js';
+import type { Message, ResourceRecord } from '../../lib/dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
-import { edns, responseMessage, testRequest } from '../../testutil/request.js';
+import { edns, responseMessage, testRequest } from '../../../test/util/request.js';
 import { answerFrom, makeEntry, type CacheEntry } from './entry.js';
 import { defaultCacheOptions, type CacheOptions } from './options.js';
 

@@ -3,8 +3,8 @@
 // A hit builds no message objects: copy the stored bytes, patch ID, RD and the question's case,
 // write the remaining TTL at offsets found when the entry was made, add an OPT if the client
 // used EDNS.
-import { fullRcode, isTruncated, readU16, sameQuestion, scanMessage, Section, writeU16, type ScannedMessage } from '../../dns/wire.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { fullRcode, isTruncated, readU16, sameQuestion, scanMessage, Section, writeU16, type ScannedMessage } from '../../lib/dns/wire.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import type { DnsRequest } from '../../server/request.js';
 import { cacheKeyName } from './key.js';

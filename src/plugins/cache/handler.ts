@@ -2,15 +2,15 @@
 // (see entry.ts); misses go down the chain and their replies are stored by type (success,
 // denial) in bounded stores. Popular entries are fetched again before they expire (prefetch),
 // and expired ones may still be served while the upstream is unreachable (serve_stale).
-import { encodeMessage } from '../../dns/codec.js';
-import { isSubdomain } from '../../dns/name.js';
-import type { ParsedQuery } from '../../dns/types.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { encodeMessage } from '../../lib/dns/codec.js';
+import { isSubdomain } from '../../lib/dns/name.js';
+import type { ParsedQuery } from '../../lib/dns/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { responseLimit } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { isPromise } from '../pkg/promise.js';
+import { isPromise } from '../../server/promise.js';
 import { answerFrom, FLAG_AA_BYTE2, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
 import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
@@ -18,7 +18,7 @@ import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
 import { Arena } from '../../server/arena.js';
 import { cacheKeyName, cacheTag } from './key.js';
-import { readU16 } from '../../dns/wire.js';
+import { readU16 } from '../../lib/dns/wire.js';
 
 const ANCOUNT_OFFSET = 6;
 

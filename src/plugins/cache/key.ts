@@ -1,5 +1,5 @@
 // The cache key of a query: a number for type, class, DO and CD, and a string for the name.
-import type { ParsedQuery } from '../../dns/types.js';
+import type { ParsedQuery } from '../../lib/dns/types.js';
 
 /**
  * Type, class, DO and CD of a query as one number: with the lower-case name, the cache key.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
 import { parseCache, type CacheOptions } from './options.js';
 
 function parse(body: string): CacheOptions {

@@ -1,6 +1,6 @@
 // `cache [TTL] [ZONES...] { ... }` → CacheOptions, with CoreDNS's defaults and ranges.
-import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { zoneArgAt } from '../pkg/zones.js';
 
 export interface TypeSettings {

@@ -1,4 +1,4 @@
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { CachePlugin } from './handler.js';

@@ -2,8 +2,8 @@
 // (default 5001ms), so plugins stop work a client has given up on. kdns's plugins carry their
 // own deadlines (forward's read timeout, the API watch), so the directive checks its value and
 // changes nothing.
-import { argPosition, expectArgs, noBlockAllowed, parseDuration } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { argPosition, expectArgs, noBlockAllowed, parseDuration } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DnsClass, RCode, RRType, type TXTData } from '../../dns/types.js';
+import { DnsClass, RCode, RRType, type TXTData } from '../../lib/dns/types.js';
 import { errorReply, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { testRequest } from '../../../test/util/request.js';
 import { ChaosPlugin, trimToCharacterString } from './handler.js';
 import { defaultVersion, parseChaos } from './setup.js';
 

@@ -2,8 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { answers, dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 describe('chaos end to end', () => {
   let s: TestServer;

@@ -2,7 +2,7 @@
 // who it is: version.bind/version.server, hostname.bind/id.server (RFC 4892) and authors.bind.
 
 import { hostname } from 'node:os';
-import { DnsClass, RRType, type ResourceRecord } from '../../dns/types.js';
+import { DnsClass, RRType, type ResourceRecord } from '../../lib/dns/types.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

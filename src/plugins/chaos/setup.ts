@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { noBlockAllowed } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { noBlockAllowed } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { ChaosPlugin, type ChaosConfig } from './handler.js';
 

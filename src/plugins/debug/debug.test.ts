@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { directiveIn, assertCorefileError } from '../../testutil/corefile.js';
-import { startTestServer } from '../../testutil/server.js';
+import { directiveIn, assertCorefileError } from '../../../test/util/corefile.js';
+import { startTestServer } from '../../../test/util/server.js';
 import { setup } from './setup.js';
 import type { BlockInfo, SetupContext } from '../../server/plugin.js';
 
@@ -35,7 +35,8 @@ describe('debug setup', () => {
   }
 });
 
-const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+/** A module of the production build (dist/, which `npm test` builds first), as kdns runs it. */
+const built = (p: string): string => fileURLToPath(new URL(`../../../dist/${p}`, import.meta.url));
 
 /**
  * A process that dispatches one query to a block whose plugin throws a TypeError (a bug, not a
@@ -45,8 +46,8 @@ function dispatchThrowing(debug: boolean): { status: number | null; stdout: stri
   const script = join(mkdtempSync(join(tmpdir(), 'kdns-debug-')), 'crash-probe.mjs');
   writeFileSync(
     script,
-    `import { Dispatcher } from ${JSON.stringify(here('../../server/dispatch.js'))};
-import { encodeMessage } from ${JSON.stringify(here('../../dns/codec.js'))};
+    `import { Dispatcher } from ${JSON.stringify(built('server/dispatch.js'))};
+import { encodeMessage } from ${JSON.stringify(built('lib/dns/codec.js'))};
 const block = { plugins: [], handle: () => { null.boom(); } };
 const d = new Dispatcher(new Map([['.', block]]), { onPanic: (e) => console.error('recovered: ' + e.message) });
 d.debug = ${debug};

@@ -2,7 +2,7 @@
 // their stack (so a crash is seen, not hidden), and debug log lines are printed. The listener
 // and the logger read the block setting; the plugin itself takes no part in answering.
 
-import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
+import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
 
 export const setup: SetupFn = (ctx) => {

@@ -1,15 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RCode, RRType } from '../../dns/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { errorReply, Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { testRequest } from '../../testutil/request.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { testRequest } from '../../../test/util/request.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { ErrorsPlugin, type ConsolidateLevel, type ErrorsConfig } from './handler.js';
 import { parseErrors } from './setup.js';
 

@@ -1,13 +1,13 @@
 // errors: logs the errors behind answers (a PluginError thrown by a later plugin, or a reply that
 // carries `error`), one line each, or grouped per period when they match a `consolidate` pattern.
 
-import { formatDuration } from '../../corefile/args.js';
-import { typeName } from '../../dns/rr.js';
+import { formatDuration } from '../../lib/corefile/args.js';
+import { typeName } from '../../lib/dns/rr.js';
 import type { Logger } from '../../server/log.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { isPromise } from '../pkg/promise.js';
+import { isPromise } from '../../server/promise.js';
 
 export type ConsolidateLevel = 'error' | 'warning' | 'info' | 'debug';
 

@@ -4,11 +4,11 @@
 // out-of-zone CNAME resolved through `forward` by a real BIND, and SERVFAIL when etcd is gone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig, type DigRecord } from '../../testutil/dig.js';
-import { startEtcd, type TestEtcd } from '../../testutil/etcd.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { freePort } from '../../testutil/net.js';
-import { missing, startNamed, type NamedServer } from '../../testutil/upstream.js';
+import { dig, type DigRecord } from '../../../test/util/dig.js';
+import { startEtcd, type TestEtcd } from '../../../test/util/etcd.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { freePort } from '../../../test/util/net.js';
+import { missing, startNamed, type NamedServer } from '../../../test/util/upstream.js';
 
 const line = (r: DigRecord): string => `${r.name} ${r.ttl} ${r.type} ${r.data}`;
 

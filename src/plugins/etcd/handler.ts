@@ -4,10 +4,10 @@
 // chain), SRV and MX with glue, TXT, CNAME, PTR, NS and SOA at the apex, SkyDNS groups and
 // `*`/`any` wildcard labels.
 
-import { canonicalIP } from '../../cluster/store.js';
-import { fqdn, isSubdomain, lowerName } from '../../dns/name.js';
-import * as rr from '../../dns/rr.js';
-import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../dns/types.js';
+import { canonicalIP } from '../../lib/cluster/store.js';
+import { fqdn, isSubdomain, lowerName } from '../../lib/dns/name.js';
+import * as rr from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';

@@ -4,13 +4,13 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { typeFromName } from '../../dns/rr.js';
+import { typeFromName } from '../../lib/dns/rr.js';
 import type { Reply } from '../../server/reply.js';
-import { edns, testRequest } from '../../testutil/request.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { replyShape, type ReplyShape } from '../../testutil/shape.js';
-import { startEtcd, type TestEtcd } from '../../testutil/etcd.js';
-import { missing } from '../../testutil/upstream.js';
+import { edns, testRequest } from '../../../test/util/request.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { replyShape, type ReplyShape } from '../../../test/util/shape.js';
+import { startEtcd, type TestEtcd } from '../../../test/util/etcd.js';
+import { missing } from '../../../test/util/upstream.js';
 import { EtcdPlugin } from './handler.js';
 import { pathOf } from './msg.js';
 import { parseEtcd } from './setup.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
 import { parseEtcd } from './setup.js';
 
 const parse = (corefile: string, corefilePath = '/Corefile') => parseEtcd(directiveIn(corefile, 'skydns.local'), ['skydns.local.'], corefilePath);

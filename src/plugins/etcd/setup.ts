@@ -2,8 +2,8 @@
 // SERVFAIL at the first query), and build the plugin with its etcd client.
 
 import { readFileSync } from 'node:fs';
-import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dig, type DigRecord, type DigResult } from '../../testutil/dig.js';
-import { runKdns } from '../../testutil/kdns.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { dig, type DigRecord, type DigResult } from '../../../test/util/dig.js';
+import { runKdns } from '../../../test/util/kdns.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { missing, namedUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 const HEAD = `$TTL 300
 $ORIGIN example.org.

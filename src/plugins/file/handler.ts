@@ -1,7 +1,7 @@
 // The file plugin: authoritative answers from RFC 1035 master files, one zone per origin,
 // each reloaded on its own when its file changes.
 
-import { RCode } from '../../dns/types.js';
+import { RCode } from '../../lib/dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import { errorReply } from '../../server/reply.js';

@@ -2,15 +2,15 @@
 // fallthrough), plus the RFC 2308 / 4592 / 6604 behaviours they do not cover.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
-import { rcodeName, rrToString, typeFromName } from '../../dns/rr.js';
-import { prng } from '../../dns/testkit.js';
-import { RCode, type Message } from '../../dns/types.js';
-import { parseZoneFile } from '../../dns/zonefile.js';
+import { decodeMessage, encodeMessage } from '../../lib/dns/codec.js';
+import { rcodeName, rrToString, typeFromName } from '../../lib/dns/rr.js';
+import { prng } from '../../../test/util/dnstestkit.js';
+import { RCode, type Message } from '../../lib/dns/types.js';
+import { parseZoneFile } from '../../lib/dns/zonefile.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { Next } from '../../server/plugin.js';
-import { testRequest } from '../../testutil/request.js';
+import { testRequest } from '../../../test/util/request.js';
 import { Zone } from '../pkg/zone.js';
 import { answerFromZone } from '../pkg/zoneanswer.js';
 

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseCorefile } from '../../corefile/parser.js';
-import { RRType } from '../../dns/types.js';
-import { parseZoneFile } from '../../dns/zonefile.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
+import { RRType } from '../../lib/dns/types.js';
+import { parseZoneFile } from '../../lib/dns/zonefile.js';
 import { createLogger } from '../../server/log.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { testRequest } from '../../../test/util/request.js';
 import { Zone } from '../pkg/zone.js';
 import { loadZoneFile } from '../pkg/zonesource.js';
 import { FilePlugin } from './handler.js';
@@ -123,7 +123,7 @@ test('file: reload keeps the old zone on a parse error and follows the SOA seria
 });
 
 test('file: the README examples are valid', () => {
-  const src = new URL('../../../src/plugins/', import.meta.url);
+  const src = new URL('../', import.meta.url);
   const blocks = (name: string, kind: string): string[] =>
     [...readFileSync(new URL(`${name}/README.md`, src), 'utf8').matchAll(new RegExp(`~~~ ${kind}\\n([\\s\\S]*?)~~~`, 'g'))].map((m) => m[1] as string);
   let directives = 0;

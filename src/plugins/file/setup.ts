@@ -1,5 +1,5 @@
-import { blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { blockProperties, expectArgs, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { Logger } from '../../server/log.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { corefileRelative } from '../pkg/corefilepath.js';

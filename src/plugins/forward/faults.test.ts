@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { DnsClient } from '../../dnsclient/client.js';
-import { nameToWire } from '../../dns/name.js';
-import { buildQuery, headerRcode, questionEnd } from '../../dns/wire.js';
-import { nativeUdp } from '../../server/nativeudp.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { startTestServer } from '../../testutil/server.js';
-import { holdingUpstream, sendBurst, startKdnsProcess } from '../../testutil/udpburst.js';
-import { bareReply } from '../../testutil/upstream.js';
+import { DnsClient } from '../../lib/dnsclient/client.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { buildQuery, headerRcode, questionEnd } from '../../lib/dns/wire.js';
+import { nativeUdp } from '../../lib/native/udp.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { startTestServer } from '../../../test/util/server.js';
+import { holdingUpstream, sendBurst, startKdnsProcess } from '../../../test/util/udpburst.js';
+import { bareReply } from '../../../test/util/upstream.js';
 
 /** Sum of a metric's samples whose labels include `labels`. */
 async function metric(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { DnsClient } from '../../dnsclient/client.js';
-import { buildQuery, headerRcode, readU16 } from '../../dns/wire.js';
-import { nameToWire } from '../../dns/name.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort, sleep } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { exampleZone, missing, namedUpstream, rootZone, selfSignedCert, slowUpstream, truncatingUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { DnsClient } from '../../lib/dnsclient/client.js';
+import { buildQuery, headerRcode, readU16 } from '../../lib/dns/wire.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, sleep } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { exampleZone, missing, namedUpstream, rootZone, selfSignedCert, slowUpstream, truncatingUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
 

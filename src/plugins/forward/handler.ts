@@ -3,12 +3,12 @@
 // that errors is health-checked in the background and skipped once it is down; a query whose
 // upstream failed goes to the next one, and to those that timed out again, while the request
 // deadline lasts, so clients see SERVFAIL only when no upstream could answer.
-import { DnsClient, type Proto } from '../../dnsclient/client.js';
-import { ExchangeError } from '../../dnsclient/errors.js';
-import { isWellFormedMessage } from '../../dns/codec.js';
-import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../dns/wire.js';
-import { isSubdomain, nameToWire } from '../../dns/name.js';
-import { RCode, RRType, DnsClass } from '../../dns/types.js';
+import { DnsClient, type Proto } from '../../lib/dnsclient/client.js';
+import { ExchangeError } from '../../lib/dnsclient/errors.js';
+import { isWellFormedMessage } from '../../lib/dns/codec.js';
+import { buildQuery, fullRcode, headerRcode, isTruncated, readU16, scanMessage } from '../../lib/dns/wire.js';
+import { isSubdomain, nameToWire } from '../../lib/dns/name.js';
+import { RCode, RRType, DnsClass } from '../../lib/dns/types.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
@@ -17,7 +17,7 @@ import { policyByName, shuffled, type Policy } from '../pkg/policy.js';
 import { HealthCheck } from './health.js';
 import { UpstreamCells, type ForwardMetrics } from './metrics.js';
 import type { ForwardOptions } from './options.js';
-import type { UpstreamSpec } from './upstreams.js';
+import type { UpstreamSpec } from '../pkg/upstreams.js';
 
 /** CoreDNS's budget for one client query across all upstreams tried. */
 export const REQUEST_DEADLINE_MS = 5000;

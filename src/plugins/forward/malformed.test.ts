@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
-import { decodeMessage } from '../../dns/codec.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort } from '../../testutil/net.js';
-import { startTestServer } from '../../testutil/server.js';
-import { bareReply, exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../testutil/upstream.js';
+import { decodeMessage } from '../../lib/dns/codec.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort } from '../../../test/util/net.js';
+import { startTestServer } from '../../../test/util/server.js';
+import { bareReply, exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../../test/util/upstream.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');
 

@@ -3,11 +3,11 @@
 // registry's text as a scrape would get it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { familyTypes, matching, parseExposition, value, type Sample } from '../../testutil/prom.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../testutil/upstream.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { familyTypes, matching, parseExposition, value, type Sample } from '../../../test/util/prom.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../../test/util/upstream.js';
 import { rcodeLabel } from './metrics.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');

@@ -3,7 +3,7 @@
 // alerts still read, both kept up to date. Per-query series are batched cells (see
 // ../pkg/series.ts): a labelled prom-client inc costs more than the rest of a cache miss.
 import type { Registry } from 'prom-client';
-import { rcodeName } from '../../dns/rr.js';
+import { rcodeName } from '../../lib/dns/rr.js';
 import { DURATION_BUCKETS } from '../pkg/metrics.js';
 import { batchedCounter, batchedHistogram, type CounterCell, type CounterFamily, type HistogramCell, type HistogramFamily } from '../pkg/series.js';
 

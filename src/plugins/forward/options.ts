@@ -1,11 +1,11 @@
 // `forward FROM TO... { ... }` → ForwardOptions. Pure apart from reading the files the directive
 // names (resolv.conf, TLS material), which the caller passes in, so tests run from tables.
-import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { RCode } from '../../dns/types.js';
-import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { RCode } from '../../lib/dns/types.js';
+import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 import { POLICY_NAMES, type PolicyName } from '../pkg/policy.js';
-import { parseUpstream, type UpstreamSpec } from './upstreams.js';
+import { parseUpstream, type UpstreamSpec } from '../pkg/upstreams.js';
 
 /** CoreDNS's limit on TO addresses. */
 export const MAX_UPSTREAMS = 15;

@@ -8,10 +8,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { dig, type DigResult } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { Netns, netnsUnavailable, type NsProcess } from '../../testutil/nsrun.js';
-import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../testutil/upstream.js';
+import { dig, type DigResult } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { Netns, netnsUnavailable, type NsProcess } from '../../../test/util/nsrun.js';
+import { exampleZone, missing, namedUpstream, rootZone, type NamedUpstream } from '../../../test/util/upstream.js';
 
 const IN_CI = process.env.CI === 'true';
 const reason = netnsUnavailable() || missing('named', 'bind9') || missing('dig', 'bind9-dnsutils') || false;

@@ -2,7 +2,7 @@
 // chain sees it, and/or on the response before the client does. Rules apply in order, so the
 // last rule about a flag wins.
 
-import { parseQuery } from '../../dns/codec.js';
+import { parseQuery } from '../../lib/dns/codec.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import { DnsRequest } from '../../server/request.js';

@@ -2,9 +2,9 @@
 // running kdns sends back, asked with dig (the reply's rd echoes the query as the chain saw it).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseHeader } from './setup.js';
 
 function verdict(block: string): string {

@@ -1,5 +1,5 @@
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { argPosition, expectArgs } from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { argPosition, expectArgs } from '../../lib/corefile/args.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { HeaderPlugin, type FlagRule, type HeaderFlag } from './handler.js';
 

@@ -3,7 +3,7 @@
 // for a while so that clients and load balancers move away before the sockets close.
 
 import http from 'node:http';
-import { formatDuration } from '../../corefile/args.js';
+import { formatDuration } from '../../lib/corefile/args.js';
 import type { Logger } from '../../server/log.js';
 import { counter, histogram } from '../../server/metrics.js';
 import type { Plugin, Shared } from '../../server/plugin.js';

@@ -5,10 +5,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { directiveIn } from '../../testutil/corefile.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { kdnsCommand } from '../../../test/util/kdns.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { parseHealth } from './setup.js';
 
 describe('health setup', () => {
@@ -100,13 +101,10 @@ example.net:{PORT} {
 });
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const underTsx = import.meta.url.endsWith('.ts');
 
-/** `kdns serve --conf PATH` as a child process, from src/ (through tsx) or from dist/, whichever this test runs from. */
+/** `kdns serve --conf PATH` as a child process, the production build as users run it. */
 function kdnsServe(corefilePath: string) {
-  const main = new URL(`../../cli/main.${underTsx ? 'ts' : 'js'}`, import.meta.url).href;
-  const code = `import(${JSON.stringify(main)}).then((m) => m.main(['node', 'kdns', 'serve', '--conf', ${JSON.stringify(corefilePath)}]))`;
-  const args = underTsx ? ['--import', 'tsx', '-e', code] : ['-e', code];
+  const args = kdnsCommand(['serve', '--conf', corefilePath]);
   const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));

@@ -1,5 +1,5 @@
-import { argPosition, expectArgs, noBlockAllowed, parseDuration, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, expectArgs, noBlockAllowed, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { parseHttpAddress } from '../pkg/endpoint.js';
 import { HealthPlugin, type HealthConfig } from './handler.js';

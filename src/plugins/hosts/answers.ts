@@ -4,8 +4,8 @@
 // question (so ID and the client's spelling of the name come for free), patching flags and
 // counts, and appending those bytes: no message objects, no name encoding per query.
 
-import { nameToWire } from '../../dns/name.js';
-import { DnsClass, RRType } from '../../dns/types.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { DnsClass, RRType } from '../../lib/dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

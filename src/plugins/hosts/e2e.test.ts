@@ -3,9 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { answers, dig } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const BIG = 100;
 const hostsFile = [

@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { decodeMessage } from '../../dns/codec.js';
-import { DnsClass, RCode, RRType, type Edns, type Message } from '../../dns/types.js';
+import { decodeMessage } from '../../lib/dns/codec.js';
+import { DnsClass, RCode, RRType, type Edns, type Message } from '../../lib/dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { createLogger } from '../../server/log.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { gauge } from '../../server/metrics.js';
-import { responseMessage, testRequest } from '../../testutil/request.js';
+import { responseMessage, testRequest } from '../../../test/util/request.js';
 import { HostsPlugin, type HostsConfig } from './handler.js';
 import { parseHostsText } from './hostsfile.js';
 

@@ -3,7 +3,7 @@
 
 import { readFile, stat } from 'node:fs/promises';
 import type { Gauge } from 'prom-client';
-import { RCode, RRType } from '../../dns/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';

@@ -1,8 +1,8 @@
 // The hosts(5) format: `IP canonical_name [aliases...]`, `#` starts a comment. Pure functions:
 // text in, entries out; reading the file and deciding what to serve happen elsewhere.
 
-import { parseIPv4Into, parseIPv6Into } from '../../dns/ip.js';
-import { fqdn, isValidDomainName, lowerName } from '../../dns/name.js';
+import { parseIPv4Into, parseIPv6Into } from '../../lib/dns/ip.js';
+import { fqdn, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 
 export interface HostAddress {
   /** 4 (served as A) or 6 (served as AAAA). */

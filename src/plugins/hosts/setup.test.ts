@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstDirective } from '../../testutil/corefile.js';
+import { firstDirective } from '../../../test/util/corefile.js';
 import { addressText } from './table.js';
 import { parseHosts } from './setup.js';
 

@@ -4,8 +4,8 @@
 // file's followed by the inline ones (each address once), and a reverse name lists every host
 // name given for that address, file first.
 
-import { formatIPv4, formatIPv6 } from '../../dns/ip.js';
-import { ipToReverseName } from '../../dns/name.js';
+import { formatIPv4, formatIPv6 } from '../../lib/dns/ip.js';
+import { ipToReverseName } from '../../lib/dns/name.js';
 import { inZones } from '../pkg/zones.js';
 import type { HostAddress, HostsLine } from './hostsfile.js';
 

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dig, type DigRecord } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig, type DigRecord } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const CLUSTER = `
 apiVersion: v1

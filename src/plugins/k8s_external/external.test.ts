@@ -3,16 +3,16 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { typeFromName } from '../../dns/rr.js';
-import * as rr from '../../dns/rr.js';
+import { typeFromName } from '../../lib/dns/rr.js';
+import * as rr from '../../lib/dns/rr.js';
 import { createLogger } from '../../server/log.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { Next } from '../../server/plugin.js';
-import { ClusterStore } from '../../cluster/store.js';
-import type { ClusterObject } from '../../cluster/types.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { replyShape, type ReplyShape } from '../../testutil/shape.js';
-import { testRequest } from '../../testutil/request.js';
+import { ClusterStore } from '../../lib/cluster/store.js';
+import type { ClusterObject } from '../../lib/cluster/types.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { replyShape, type ReplyShape } from '../../../test/util/shape.js';
+import { testRequest } from '../../../test/util/request.js';
 import { KubernetesPlugin, parseKubernetes, type SourceHandle } from '../kubernetes/index.js';
 import { ExternalPlugin } from './handler.js';
 import { parseExternal } from './setup.js';

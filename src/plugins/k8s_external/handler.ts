@@ -5,11 +5,11 @@
 // server lives at `ns1.<apex>.<zone>`. It reads the store of the kubernetes plugin of the same
 // server block; answers are built per query (this is not the cluster's hot path).
 
-import { canonicalIP, type ClusterStore } from '../../cluster/store.js';
-import { matchesLabels } from '../../cluster/labels.js';
-import { fqdn, reverseNameToIP } from '../../dns/name.js';
-import * as rr from '../../dns/rr.js';
-import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../dns/types.js';
+import { canonicalIP, type ClusterStore } from '../../lib/cluster/store.js';
+import { matchesLabels } from '../../lib/cluster/labels.js';
+import { fqdn, reverseNameToIP } from '../../lib/dns/name.js';
+import * as rr from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

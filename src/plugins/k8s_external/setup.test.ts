@@ -1,8 +1,8 @@
 // CoreDNS's k8s_external setup_test.go table, and every bad value as an error naming its line.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
-import { testBlock, testShared } from '../../testutil/request.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
+import { testBlock, testShared } from '../../../test/util/request.js';
 import type { ServerControl } from '../../server/plugin.js';
 import { parseExternal, setup } from './setup.js';
 

@@ -1,8 +1,8 @@
 // `k8s_external` setup: read the block; the kubernetes plugin of the same server block is
 // found when the server starts (it is set up after us: plugins set up in chain order).
 
-import { argPosition, blockProperties, expectArgs, invalidArg, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, invalidArg, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { instanceKey, KubernetesPlugin } from '../kubernetes/index.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';

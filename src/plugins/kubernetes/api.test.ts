@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { answers, dig } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { FakeApiServer } from '../../cluster/fakeapi.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { FakeApiServer } from '../../../test/util/fakeapi.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 type Item = Record<string, unknown> & { metadata: { name: string; namespace?: string } };
-const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 'src/cluster/testdata/api', file), 'utf8')) as { items: Item[] }).items;
+const fixture = (file: string): Item[] => (JSON.parse(readFileSync(join(ROOT, 'src/lib/cluster/testdata/api', file), 'utf8')) as { items: Item[] }).items;
 
 let api: FakeApiServer;
 let srv: TestServer;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseKubernetes, type KubernetesConfig } from './config.js';
 
 const COREFILE = '/etc/kdns/Corefile';

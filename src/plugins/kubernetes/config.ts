@@ -11,10 +11,10 @@
 // CoreDNS's `zonal` is refused: kdns does not serve zone-scoped names.
 
 import { resolve } from 'node:path';
-import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { removedOption } from '../../server/obsolete.js';
-import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../cluster/labels.js';
+import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../lib/cluster/labels.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { zoneArgs } from '../pkg/zones.js';
 

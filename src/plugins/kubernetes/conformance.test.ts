@@ -6,8 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { dig, type DigRecord, type DigResult } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig, type DigRecord, type DigResult } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURE = join(ROOT, 'src/plugins/kubernetes/testdata/cluster');

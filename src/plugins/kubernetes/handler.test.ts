@@ -4,21 +4,21 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import { rrToString } from '../../dns/rr.js';
-import { RRType, type Message } from '../../dns/types.js';
+import { decodeMessage } from '../../lib/dns/codec.js';
+import { rrToString } from '../../lib/dns/rr.js';
+import { RRType, type Message } from '../../lib/dns/types.js';
 import { createLogger } from '../../server/log.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { Next } from '../../server/plugin.js';
-import { ClusterStore } from '../../cluster/store.js';
-import type { ClusterObject } from '../../cluster/types.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { ClusterStore } from '../../lib/cluster/store.js';
+import type { ClusterObject } from '../../lib/cluster/types.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseKubernetes } from './config.js';
 import { KubernetesPlugin, MAX_KEPT_NAME_ERRORS } from './handler.js';
 import type { SourceHandle } from './sources.js';
-import { testRequest } from '../../testutil/request.js';
+import { testRequest } from '../../../test/util/request.js';
 
 function request(name: string, type: number, id = 4242): DnsRequest {
   return testRequest(name, type, { id });

@@ -11,13 +11,13 @@
 // the client's spelling and leaves the rest alone; SRV targets, written out in full, get the
 // client's zone copied in (templates.ts).
 
-import { encodeMessage } from '../../dns/codec.js';
-import { DnsClass, RCode, RRType, type Message, type SOAData } from '../../dns/types.js';
+import { encodeMessage } from '../../lib/dns/codec.js';
+import { DnsClass, RCode, RRType, type Message, type SOAData } from '../../lib/dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor, type TtlRange } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import type { StoreDelta } from '../../cluster/store.js';
+import type { StoreDelta } from '../../lib/cluster/store.js';
 import type { KubernetesConfig } from './config.js';
 import { NONE, Templates, zoneSpansOf } from './templates.js';
 import { Resolver, upstreamKey, type Deps, type Resolution, type Spelling, type UpstreamAnswer } from './resolve.js';

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dig, type DigRecord } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { CORE_RESOURCES, FakeApiServer } from '../../cluster/fakeapi.js';
+import { dig, type DigRecord } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { CORE_RESOURCES, FakeApiServer } from '../../../test/util/fakeapi.js';
 
 const IMPORTS = '/apis/multicluster.x-k8s.io/v1alpha1/serviceimports';
 const SLICES = '/apis/discovery.k8s.io/v1/endpointslices';

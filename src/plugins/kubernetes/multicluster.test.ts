@@ -4,14 +4,14 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { typeFromName } from '../../dns/rr.js';
+import { typeFromName } from '../../lib/dns/rr.js';
 import { createLogger } from '../../server/log.js';
 import { Reply } from '../../server/reply.js';
-import { ClusterStore } from '../../cluster/store.js';
-import type { ClusterObject, EndpointSlice, ServiceImport, ServicePort } from '../../cluster/types.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { replyShape, type ReplyShape } from '../../testutil/shape.js';
-import { edns, testRequest } from '../../testutil/request.js';
+import { ClusterStore } from '../../lib/cluster/store.js';
+import type { ClusterObject, EndpointSlice, ServiceImport, ServicePort } from '../../lib/cluster/types.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { replyShape, type ReplyShape } from '../../../test/util/shape.js';
+import { edns, testRequest } from '../../../test/util/request.js';
 import { parseKubernetes } from './config.js';
 import { KubernetesPlugin } from './handler.js';
 import type { SourceHandle } from './sources.js';

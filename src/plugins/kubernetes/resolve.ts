@@ -10,11 +10,11 @@
 // Every answer also reports what it depends on (service keys, IPs), so the handler can keep
 // it as pre-encoded bytes until one of those changes.
 
-import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../dns/name.js';
-import * as rr from '../../dns/rr.js';
-import { RRType, type ResourceRecord } from '../../dns/types.js';
-import { matchesLabels } from '../../cluster/labels.js';
-import { canonicalIP, flat, sourceClusterOf, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../cluster/store.js';
+import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../lib/dns/name.js';
+import * as rr from '../../lib/dns/rr.js';
+import { RRType, type ResourceRecord } from '../../lib/dns/types.js';
+import { matchesLabels } from '../../lib/cluster/labels.js';
+import { canonicalIP, flat, sourceClusterOf, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../lib/cluster/store.js';
 import { SrvAnswer, srvWeight } from '../pkg/records.js';
 import type { KubernetesConfig } from './config.js';
 

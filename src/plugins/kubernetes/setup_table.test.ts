@@ -3,7 +3,7 @@
 // CoreDNS refuses it. Errors are kdns's own wording, with the line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCorefile } from '../../corefile/parser.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseKubernetes, type KubernetesConfig } from './config.js';
 
 function parse(directive: string): KubernetesConfig {

@@ -2,10 +2,10 @@
 // the same place: a reload must not re-read 10,000 Services, and two blocks must not keep two
 // copies of the cluster. Reference counted: the last block to let go stops the source.
 
-import { DirectorySource, maxFileBytesFrom } from '../../cluster/directory.js';
-import { MANIFEST_KINDS } from '../../cluster/manifests.js';
-import type { ClusterSource, SourceLog } from '../../cluster/source.js';
-import { ClusterStore, type StoreDelta } from '../../cluster/store.js';
+import { DirectorySource, maxFileBytesFrom } from '../../lib/cluster/directory.js';
+import { MANIFEST_KINDS } from '../../lib/cluster/manifests.js';
+import type { ClusterSource, SourceLog } from '../../lib/cluster/source.js';
+import { ClusterStore, type StoreDelta } from '../../lib/cluster/store.js';
 import { histogram } from '../../server/metrics.js';
 import type { Shared } from '../../server/plugin.js';
 import type { SourceSpec } from './config.js';
@@ -57,7 +57,7 @@ async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: Clust
     });
   }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
-  const { createKubeApiSource } = await import('../../cluster/kubeapi.js');
+  const { createKubeApiSource } = await import('../../lib/cluster/kubeapi.js');
   return createKubeApiSource(spec, needs, store, log);
 }
 

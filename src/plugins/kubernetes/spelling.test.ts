@@ -9,18 +9,18 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage } from '../../dns/codec.js';
-import { rrToString } from '../../dns/rr.js';
-import { RRType } from '../../dns/types.js';
+import { decodeMessage } from '../../lib/dns/codec.js';
+import { rrToString } from '../../lib/dns/rr.js';
+import { RRType } from '../../lib/dns/types.js';
 import { createLogger } from '../../server/log.js';
 import { finalizeReply } from '../../server/finalize.js';
 import type { Reply } from '../../server/reply.js';
-import { ClusterStore } from '../../cluster/store.js';
-import type { ClusterObject, Endpoint } from '../../cluster/types.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { ClusterStore } from '../../lib/cluster/store.js';
+import type { ClusterObject, Endpoint } from '../../lib/cluster/types.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseKubernetes } from './config.js';
 import { KubernetesPlugin } from './handler.js';
-import { testRequest } from '../../testutil/request.js';
+import { testRequest } from '../../../test/util/request.js';
 
 const slice = (name: string, service: string, endpoints: Endpoint[], port: number): ClusterObject => ({
   apiVersion: 'discovery.k8s.io/v1',

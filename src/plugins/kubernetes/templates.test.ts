@@ -2,9 +2,9 @@
 // slots reused after a name is forgotten, and answers intact after compaction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nameToWire } from '../../dns/name.js';
-import { buildQuery } from '../../dns/wire.js';
-import { requestOf } from '../../testutil/request.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { buildQuery } from '../../lib/dns/wire.js';
+import { requestOf } from '../../../test/util/request.js';
 import { MAX_TYPES_PER_NAME, NONE, Templates } from './templates.js';
 
 const A = 1;

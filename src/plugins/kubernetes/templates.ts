@@ -14,8 +14,8 @@
 import type { DnsRequest } from '../../server/request.js';
 import { Reply, type TtlRange } from '../../server/reply.js';
 import { Arena } from '../../server/arena.js';
-import { HEADER_SIZE as HEADER, readU16, skipName } from '../../dns/wire.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { HEADER_SIZE as HEADER, readU16, skipName } from '../../lib/dns/wire.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 
 /** No slot: the end of a chain, or an empty free list. */
 export const NONE = -1;

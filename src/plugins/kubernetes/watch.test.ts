@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answers, dig } from '../../testutil/dig.js';
-import { waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const service = (name: string, ip: string): string => `apiVersion: v1
 kind: Service

@@ -7,14 +7,14 @@
 // records of one owner and one length swap places without moving anything else, so a cache hit
 // stays a cache hit. Anything else (MX, mixed A/AAAA, records out of that order) goes through
 // the message model.
-import { HEADER_SIZE, readU16, scanMessage, Section, type RecordRef } from '../../dns/wire.js';
-import { parseIP } from '../../dns/ip.js';
-import { RCode, RRType, type AddressData, type ResourceRecord } from '../../dns/types.js';
+import { HEADER_SIZE, readU16, scanMessage, Section, type RecordRef } from '../../lib/dns/wire.js';
+import { parseIP } from '../../lib/dns/ip.js';
+import { RCode, RRType, type AddressData, type ResourceRecord } from '../../lib/dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { shuffled } from '../pkg/policy.js';
-import { isPromise } from '../pkg/promise.js';
+import { isPromise } from '../../server/promise.js';
 import type { Subnet } from '../pkg/subnet.js';
 import { preferenceRank, stableByRank } from './prefer.js';
 

@@ -1,5 +1,5 @@
-import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { parseSubnet, type Subnet } from '../pkg/subnet.js';
 import { LoadBalancePlugin } from './handler.js';

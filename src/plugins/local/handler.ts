@@ -1,8 +1,8 @@
 // local: answers for localhost and the loopback/"this network"/broadcast reverse zones itself,
 // so these queries never reach an upstream (RFC 6761 section 6.3; CoreDNS's local plugin).
 
-import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../dns/types.js';
-import { lowerName } from '../../dns/name.js';
+import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';
+import { lowerName } from '../../lib/dns/name.js';
 import type { Counter } from '../../server/promclient.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';

@@ -2,8 +2,8 @@
 // Names local does not own go on to the next plugin (here whoami).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 function summary(r: Awaited<ReturnType<typeof dig>>): string {
   const rr = (x: (typeof r.answer)[number]): string => `${x.name} ${x.ttl} ${x.type} ${x.data}`;

@@ -1,5 +1,5 @@
-import { blockProperties, expectArgs, invalidArg, unknownProperty } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { blockProperties, expectArgs, invalidArg, unknownProperty } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import { counter } from '../../server/metrics.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Edns } from '../../dns/types.js';
+import type { Edns } from '../../lib/dns/types.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
-import { testRequest } from '../../testutil/request.js';
+import { testRequest } from '../../../test/util/request.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, flagsOf, formatSeconds, render } from './format.js';
 
 function request(opts: { name?: string; qtype?: number; qclass?: number; id?: number; edns?: Edns; client?: Partial<ClientInfo> } = {}): DnsRequest {

@@ -1,7 +1,7 @@
 // Query-log formats with CoreDNS's placeholders ({remote}, {>id}, {rcode}, {/metadata}, ...).
 // A format is compiled once at setup into literal and value parts, so a query only appends strings.
 
-import { className, rcodeName, typeName } from '../../dns/rr.js';
+import { className, rcodeName, typeName } from '../../lib/dns/rr.js';
 import type { DnsRequest } from '../../server/request.js';
 
 /** What the placeholders read: the query, and the response as the client gets it. */

@@ -1,13 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { a, ns, soa } from '../../dns/rr.js';
-import { RCode, RRType, type Message } from '../../dns/types.js';
+import { a, ns, soa } from '../../lib/dns/rr.js';
+import { RCode, RRType, type Message } from '../../lib/dns/types.js';
 import { PluginError, type Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { dig } from '../../testutil/dig.js';
-import { testRequest } from '../../testutil/request.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { testRequest } from '../../../test/util/request.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { compileFormat } from './format.js';
 import { classify, LogPlugin, type LogRule, type ResponseClass } from './handler.js';
 

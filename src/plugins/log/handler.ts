@@ -1,13 +1,13 @@
 // log: one line per query, after the rest of the chain answered, in CoreDNS's formats.
 
-import { isSubdomain } from '../../dns/name.js';
-import { RCode, RRType } from '../../dns/types.js';
-import type { Message } from '../../dns/types.js';
+import { isSubdomain } from '../../lib/dns/name.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
+import type { Message } from '../../lib/dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { errorReply, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { isPromise } from '../pkg/promise.js';
+import { isPromise } from '../../server/promise.js';
 import { render, type FormatPart, type LogEntry } from './format.js';
 
 /** CoreDNS's response classes (plugin/pkg/response). */

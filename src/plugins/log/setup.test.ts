@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { directiveIn } from '../../testutil/corefile.js';
+import { directiveIn } from '../../../test/util/corefile.js';
 import { COMBINED_FORMAT, COMMON_FORMAT } from './format.js';
 import { parseLog } from './setup.js';
 

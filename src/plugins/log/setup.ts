@@ -1,6 +1,6 @@
-import { expectArgs, parseDuration, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { fqdn, lowerName } from '../../dns/name.js';
+import { expectArgs, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { fqdn, lowerName } from '../../lib/dns/name.js';
 import type { BlockInfo, Plugin, SetupFn } from '../../server/plugin.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat } from './format.js';
 import { LogPlugin, type LogRule, type ResponseClass } from './handler.js';

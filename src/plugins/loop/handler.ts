@@ -5,10 +5,10 @@
 // logs which upstream loops, stops forwarding to it, keeps serving everything else, and
 // reports not-ready with the reason until the configuration changes.
 import { randomBytes } from 'node:crypto';
-import { DnsClient, type Proto } from '../../dnsclient/client.js';
-import { buildQuery } from '../../dns/wire.js';
-import { nameToWire } from '../../dns/name.js';
-import { DnsClass, RCode, RRType } from '../../dns/types.js';
+import { DnsClient, type Proto } from '../../lib/dnsclient/client.js';
+import { buildQuery } from '../../lib/dns/wire.js';
+import { nameToWire } from '../../lib/dns/name.js';
+import { DnsClass, RCode, RRType } from '../../lib/dns/types.js';
 import type { Logger } from '../../server/log.js';
 import type { BlockInfo, MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { errorReply, type Reply } from '../../server/reply.js';

@@ -4,15 +4,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import { createLogger, type Level } from '../../server/log.js';
 import { startServer, type KdnsServer } from '../../server/server.js';
 import type { SetupContext } from '../../server/plugin.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort, sleep, waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, sleep, waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 import { setup } from './setup.js';
 
 const skip = missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils');

@@ -1,5 +1,5 @@
-import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
-import { CorefileError } from '../../corefile/ast.js';
+import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { blockForwarders } from '../pkg/forwarders.js';
 import { LoopPlugin, type ProbeTable } from './handler.js';

@@ -1,8 +1,8 @@
 // `metadata [ZONES...]`: in CoreDNS it asks plugins to publish request metadata for others
 // (log's {/name} placeholders, acl, firewall). kdns requests always carry their metadata map,
 // so the directive only checks its zones.
-import { noBlockAllowed } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { noBlockAllowed } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 import { zoneArgs } from '../pkg/zones.js';

@@ -3,7 +3,7 @@
 // Negative answers (NXDOMAIN, NODATA), referrals and errors keep their sections: their
 // SOA is what resolvers cache the negative answer by.
 
-import { RCode, type Message } from '../../dns/types.js';
+import { RCode, type Message } from '../../lib/dns/types.js';
 import type { Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

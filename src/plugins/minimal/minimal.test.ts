@@ -2,8 +2,8 @@
 // authority and additional sections; negative answers keep the SOA (CoreDNS minimal_test.go's cases).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const ZONE = `$ORIGIN example.org.
 @ 3600 IN SOA ns1.example.org. admin.example.org. 1 7200 3600 1209600 3600

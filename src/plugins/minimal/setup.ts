@@ -1,5 +1,5 @@
-import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 import { MinimalPlugin } from './handler.js';

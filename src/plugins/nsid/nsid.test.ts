@@ -3,9 +3,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseNsid } from './setup.js';
 
 /** dig's "; NSID: 6b 64 (\"kd\")" line as "6b64 (\"kd\")". */

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { noBlockAllowed } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { noBlockAllowed } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 import { NsidPlugin } from './handler.js';

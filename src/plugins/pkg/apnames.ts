@@ -7,7 +7,7 @@
 // Used by autopath (the cluster side, which expands the names) and searchpath (the node cache
 // side, which attaches a pod's search paths to them), and by searchoption.ts.
 
-import { fqdn, isValidDomainName, lowerName, splitLabels } from '../../dns/name.js';
+import { fqdn, isValidDomainName, lowerName, splitLabels } from '../../lib/dns/name.js';
 
 /** The suffix every autopath search name ends in (absolute, lower-case). */
 export const AP_ZONE = 'ap.k8s.io.';

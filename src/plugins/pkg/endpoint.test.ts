@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { freePort } from '../../testutil/net.js';
+import { freePort } from '../../../test/util/net.js';
 import { HttpEndpoint, loopbackUrl, parseHttpAddress, type HttpAddress } from './endpoint.js';
 
 describe('parseHttpAddress: Go SplitHostPort shapes', () => {

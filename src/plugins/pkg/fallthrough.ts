@@ -2,7 +2,7 @@
 // zone (no arguments) or in the zones listed. CoreDNS's plugin/pkg/fall, for the plugins that
 // offer it: file, auto, etcd, hosts, template and k8s_external.
 
-import type { Directive } from '../../corefile/ast.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import { inZones, normalizeZones } from './zones.js';
 
 /** `fallthrough [ZONES...]`. */

@@ -2,8 +2,8 @@
 // (0 turns the checks off) and the timer that runs them. Used by file, auto (zone files) and
 // hosts (the hosts file; it reads `reload` here and runs its own timer).
 
-import { argPosition, expectArgs, parseDuration } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { argPosition, expectArgs, parseDuration } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 
 /** `reload DURATION`, in milliseconds. */
 export function parseReload(d: Directive): number {

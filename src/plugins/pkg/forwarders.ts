@@ -2,7 +2,7 @@
 // their upstreams and marks the ones that send our queries back to us. Kept in the config
 // instance's map, so a reload starts from a clean slate. forward adds itself; loop reads the
 // list through the narrow view below, so it needs nothing else of forward.
-import type { DnsClient } from '../../dnsclient/client.js';
+import type { DnsClient } from '../../lib/dnsclient/client.js';
 import type { BlockInfo } from '../../server/plugin.js';
 
 /** What loop needs of one upstream of forward: to probe it directly, name it, and stop using it. */

@@ -3,7 +3,7 @@
 // autopath (cluster DNS) and searchpath (node cache) setups, which must agree on it.
 
 import { readFileSync } from 'node:fs';
-import { CorefileError, type Position } from '../../corefile/ast.js';
+import { CorefileError, type Position } from '../../lib/corefile/ast.js';
 import { searchFromResolvConf } from './apnames.js';
 
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';

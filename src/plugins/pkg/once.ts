@@ -1,6 +1,6 @@
 // Plugins CoreDNS allows once per server block refuse a second line naming it, with its position.
 // Used by the setups of metadata, minimal, root, cancel, pprof, nsid, timeouts and local.
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import type { SetupContext } from '../../server/plugin.js';
 
 export function oncePerBlock(ctx: SetupContext, plugin: string): void {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rdataToString, typeName } from '../../dns/rr.js';
-import type { ResourceRecord } from '../../dns/types.js';
+import { rdataToString, typeName } from '../../lib/dns/rr.js';
+import type { ResourceRecord } from '../../lib/dns/types.js';
 import { addressRecord, SrvAnswer, srvWeight } from './records.js';
 
 function text(r: ResourceRecord): string {

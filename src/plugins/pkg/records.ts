@@ -4,8 +4,8 @@
 // Used by the kubernetes and k8s_external handlers (Services' ports) and by etcd's (SRV and
 // MX from SkyDNS entries).
 
-import * as rr from '../../dns/rr.js';
-import type { ResourceRecord } from '../../dns/types.js';
+import * as rr from '../../lib/dns/rr.js';
+import type { ResourceRecord } from '../../lib/dns/types.js';
 
 /**
  * CoreDNS's SRV weight when no entry sets one: every entry (port-less ones and duplicates

@@ -4,9 +4,9 @@
 // now Extended DNS Errors (RFC 8914). searchpath (node cache) attaches it, autopath (cluster
 // DNS) reads it; both set its code with `edns_option`, and `kdns nodecache` checks the range.
 
-import { argPosition, expectArgs, parseIntArg } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
-import type { Edns, EdnsOption } from '../../dns/types.js';
+import { argPosition, expectArgs, parseIntArg } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
+import type { Edns, EdnsOption } from '../../lib/dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import { MAX_SEARCH_PATHS, normalizeSearchPath } from './apnames.js';
 

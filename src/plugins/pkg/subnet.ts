@@ -1,7 +1,7 @@
 // Subnets as Corefiles write them ("10.0.0.0/8", "2001:db8::/32", a bare address) and the test of
 // an address against one, on the address's bytes so the per-query check makes no string.
 // Used by acl (client networks) and loadbalance (`prefer`).
-import { parseIP } from '../../dns/ip.js';
+import { parseIP } from '../../lib/dns/ip.js';
 
 export interface Subnet {
   /** As written, for messages. */

@@ -6,11 +6,11 @@
 // query name once: O(labels), never a scan of the zone.
 // Used by the file and auto plugins (through zonesource.ts and zoneanswer.ts).
 
-import { isSubdomain, lowerName, parseNameLabels, splitLabels } from '../../dns/name.js';
-import { rdataToString } from '../../dns/rr.js';
-import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
-import { RCode, RRType } from '../../dns/types.js';
-import { ZoneFileError, type ZoneEntry } from '../../dns/zonefile.js';
+import { isSubdomain, lowerName, parseNameLabels, splitLabels } from '../../lib/dns/name.js';
+import { rdataToString } from '../../lib/dns/rr.js';
+import type { MXData, NameData, ResourceRecord, SOAData, SRVData } from '../../lib/dns/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
+import { ZoneFileError, type ZoneEntry } from '../../lib/dns/zonefile.js';
 
 type RRsets = Map<number, ResourceRecord[]>;
 

@@ -1,12 +1,12 @@
 // From a zone's Answer to the reply the client gets: used by both `file` and `auto`, which
 // answer from master files the same way (zone.ts) and differ only in how they find the files.
 
-import type { Message } from '../../dns/types.js';
-import { DnsClass, RCode, RRType } from '../../dns/types.js';
+import type { Message } from '../../lib/dns/types.js';
+import { DnsClass, RCode, RRType } from '../../lib/dns/types.js';
 import type { MaybePromise, Next } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { fallsThrough } from '../pkg/fallthrough.js';
+import { fallsThrough } from './fallthrough.js';
 import type { Answer, Zone } from './zone.js';
 
 /** The longest of `origins` (lower-case, absolute) that `name` is in or under. */

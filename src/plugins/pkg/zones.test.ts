@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
 import { fallsThrough, parseFallthrough } from './fallthrough.js';
 import { inZones, normalizeZones, zoneArgAt, zoneArgs } from './zones.js';
 

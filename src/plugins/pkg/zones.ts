@@ -5,9 +5,9 @@
 // metadata, cache and autopath (zone arguments), and by hosts, auto and the zone answering code
 // (inZones).
 
-import { argPosition, invalidArg } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { cidrToReverseZones, fqdn, isSubdomain, isValidDomainName, lowerName } from '../../dns/name.js';
+import { argPosition, invalidArg } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { cidrToReverseZones, fqdn, isSubdomain, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 
 /** What is wrong with a zone argument that names no zone. */
 type ZoneProblem = { invalid: 'CIDR' | 'name' };

@@ -8,8 +8,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { typeName } from '../../dns/rr.js';
-import { parseZoneFile } from '../../dns/zonefile.js';
+import { typeName } from '../../lib/dns/rr.js';
+import { parseZoneFile } from '../../lib/dns/zonefile.js';
 import type { Logger } from '../../server/log.js';
 import { Zone } from './zone.js';
 

@@ -1,8 +1,8 @@
 // `pprof [ADDRESS] { block [RATE] }`: Go's runtime profiler over HTTP. kdns runs on Node.js and
 // has no Go profile to serve: the directive is checked, accepted with a warning, and opens no
 // port (profile kdns with `node --cpu-prof` or `--inspect` instead).
-import { argPosition, blockProperties, expectArgs, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 

@@ -6,15 +6,15 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { rcodeName, typeName } from '../../dns/rr.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { rcodeName, typeName } from '../../lib/dns/rr.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin, type Shared } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
 import { endpointFor, type HttpAddress } from '../pkg/endpoint.js';
 import { serverLabel } from '../pkg/metrics.js';
-import { isPromise } from '../pkg/promise.js';
+import { isPromise } from '../../server/promise.js';
 import type { CounterCell, HistogramCell } from '../pkg/series.js';
 import { scrapeText } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';

@@ -1,14 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RRType } from '../../dns/types.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { RRType } from '../../lib/dns/types.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { familyOf, rcodeLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
-import { parseExposition, value, type Sample } from '../../testutil/prom.js';
+import { parseExposition, value, type Sample } from '../../../test/util/prom.js';
 
 describe('prometheus setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number } }> = [

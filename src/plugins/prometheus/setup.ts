@@ -2,7 +2,7 @@ import type { Registry } from '../../server/promclient.js';
 import { parseHttpAddress } from '../pkg/endpoint.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { collectProcessMetrics } from './process.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
 import { gauge } from '../../server/metrics.js';

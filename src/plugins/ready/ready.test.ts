@@ -2,10 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../../server/log.js';
 import type { ServerControl } from '../../server/plugin.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { freePort } from '../../testutil/net.js';
-import { testShared } from '../../testutil/request.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { freePort } from '../../../test/util/net.js';
+import { testShared } from '../../../test/util/request.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { readyAnswer, ReadyPlugin, type MonitorMode, type Readiness } from './handler.js';
 import { parseReady } from './setup.js';
 

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../server/log.js';
 import type { ServerControl } from '../../server/plugin.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { answers, dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { answers, dig } from '../../../test/util/dig.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { checkPeriod, ReloadPlugin, sha512, type ReloadConfig } from './handler.js';
 import { parseReload } from './setup.js';
 

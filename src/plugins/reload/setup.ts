@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { argPosition, expectArgs, noBlockAllowed, parseDuration } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, expectArgs, noBlockAllowed, parseDuration } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { BlockInfo, Plugin, SetupFn } from '../../server/plugin.js';
 import { ReloadPlugin, type ReloadConfig } from './handler.js';
 

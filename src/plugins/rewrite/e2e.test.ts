@@ -4,9 +4,9 @@
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import { dig, type DigResult } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { missing, startExampleUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { dig, type DigResult } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { missing, startExampleUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 function question(r: DigResult): string {
   return /;; QUESTION SECTION:\n;(\S+\s+\S+\s+\S+)/.exec(r.raw)?.[1]?.split(/\s+/).join(' ') ?? '';
@@ -104,7 +104,7 @@ describe('rewrite end to end', { skip: noNamed }, () => {
 // The rewrites clusters run in front of the kubernetes plugin: an outside name for a Service,
 // and a second cluster domain mapped onto cluster.local.
 describe('rewrite end to end, in front of kubernetes', () => {
-  const cluster = fileURLToPath(new URL('../../../src/plugins/kubernetes/testdata/cluster', import.meta.url));
+  const cluster = fileURLToPath(new URL('../kubernetes/testdata/cluster', import.meta.url));
   let s: TestServer;
   before(async () => {
     s = await startTestServer(

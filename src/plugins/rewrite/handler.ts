@@ -3,9 +3,9 @@
 // values, TTLs, RCODE), last rule first. A query no rule matches costs one comparison per rule
 // and goes on untouched.
 
-import { isValidDomainName } from '../../dns/name.js';
-import type { MXData, Message, NameData, ResourceRecord, SOAData, SRVData } from '../../dns/types.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { isValidDomainName } from '../../lib/dns/name.js';
+import type { MXData, Message, NameData, ResourceRecord, SOAData, SRVData } from '../../lib/dns/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { errorReply, questionOf, type Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

@@ -3,13 +3,13 @@
 // rcode_test.go), run through kdns's own chain.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { a, cname, mx, rrToString, srv } from '../../dns/rr.js';
-import { DnsClass, RCode, RRType, type EdnsOption, type ResourceRecord } from '../../dns/types.js';
+import { a, cname, mx, rrToString, srv } from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType, type EdnsOption, type ResourceRecord } from '../../lib/dns/types.js';
 import type { Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { edns, testBlock, testRequest, testShared } from '../../testutil/request.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { edns, testBlock, testRequest, testShared } from '../../../test/util/request.js';
 import { RewritePlugin } from './handler.js';
 import { parseRewrite } from './setup.js';
 

@@ -4,10 +4,10 @@
 // names are matched lower-cased; FROM and TO of every match type but `regex` are made
 // absolute; rules run in Corefile order, `stop` (the default) ends the list once a rule applied.
 
-import { fqdn, lowerName } from '../../dns/name.js';
-import { parseIP } from '../../dns/ip.js';
-import { classFromName, rcodeFromName, typeFromName } from '../../dns/rr.js';
-import type { Edns, EdnsOption } from '../../dns/types.js';
+import { fqdn, lowerName } from '../../lib/dns/name.js';
+import { parseIP } from '../../lib/dns/ip.js';
+import { classFromName, rcodeFromName, typeFromName } from '../../lib/dns/rr.js';
+import type { Edns, EdnsOption } from '../../lib/dns/types.js';
 import type { DnsRequest } from '../../server/request.js';
 import { compileGoRegExp, expandGroups, groupReferences, submatch, type GoRegExp } from '../pkg/goregexp.js';
 

@@ -1,5 +1,5 @@
-import { noBlockAllowed } from '../../corefile/args.js';
-import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
+import { noBlockAllowed } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive, type Position } from '../../lib/corefile/ast.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
 import { RewritePlugin } from './handler.js';
 import { parseRule, RuleError, type Rule } from './rules.js';

@@ -3,8 +3,8 @@
 // (it must be a folder) so Corefiles that set it load.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { expectArgs, noBlockAllowed } from '../../corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { oncePerBlock } from '../pkg/once.js';

@@ -7,8 +7,8 @@
 // RESOLV-CONF is the node's resolv.conf (default /etc/resolv.conf): its search paths are the
 // "host" part of every pod's ClusterFirst search list, as the kubelet builds it.
 
-import { duplicateProperty, expectArgs, noBlockAllowed, unknownProperty, argPosition } from '../../corefile/args.js';
-import type { Directive } from '../../corefile/ast.js';
+import { duplicateProperty, expectArgs, noBlockAllowed, unknownProperty, argPosition } from '../../lib/corefile/args.js';
+import type { Directive } from '../../lib/corefile/ast.js';
 import { searchFromResolvConf } from '../pkg/apnames.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { DEFAULT_RESOLV_CONF, searchFromNamedFile, type FileReader } from '../pkg/hostsearch.js';

@@ -7,7 +7,7 @@
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import { DnsClass } from '../../dns/types.js';
+import { DnsClass } from '../../lib/dns/types.js';
 import { clusterSearchPaths, isApName, parseApName } from '../pkg/apnames.js';
 import { encodeSearchPaths, findOption, withOption, withoutOption } from '../pkg/searchoption.js';
 import type { SearchpathConfig } from './config.js';

@@ -2,9 +2,9 @@
 // upstream: what the cluster DNS receives for each kind of query, asked with the real dig.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { startCapture, type CaptureServer } from '../../testutil/capture.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { startCapture, type CaptureServer } from '../../../test/util/capture.js';
 
 function optionHex(text: string): string {
   return Buffer.from(text).toString('hex');

@@ -1,5 +1,5 @@
 // `searchpath` setup: read the directive and the node's resolv.conf, build the handler.
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { readOrUndefined } from '../pkg/hostsearch.js';
 import { parseSearchpath } from './config.js';

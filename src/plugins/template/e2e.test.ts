@@ -1,9 +1,9 @@
 // template inside a running kdns, asked with the real dig: the README's examples.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
-import { missing, startExampleUpstream, type NamedUpstream } from '../../testutil/upstream.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
+import { missing, startExampleUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 describe('template end to end', () => {
   let s: TestServer;

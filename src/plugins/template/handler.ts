@@ -3,10 +3,10 @@
 // tried in Corefile order; the first whose zone, class, type and regex match answers.
 
 import type { Counter } from 'prom-client';
-import { isSubdomain } from '../../dns/name.js';
-import { className, classFromName, rrToString, typeName, rcodeName } from '../../dns/rr.js';
-import { DnsClass, RCode, RRType, type Message, type NameData, type ResourceRecord } from '../../dns/types.js';
-import { parseZoneFile } from '../../dns/zonefile.js';
+import { isSubdomain } from '../../lib/dns/name.js';
+import { className, classFromName, rrToString, typeName, rcodeName } from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType, type Message, type NameData, type ResourceRecord } from '../../lib/dns/types.js';
+import { parseZoneFile } from '../../lib/dns/zonefile.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

@@ -1,7 +1,7 @@
-import { argPosition, expectArgs, noBlockAllowed, parseIntArg, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { classFromName, rcodeFromName, typeFromName } from '../../dns/rr.js';
-import { RCode } from '../../dns/types.js';
+import { argPosition, expectArgs, noBlockAllowed, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { classFromName, rcodeFromName, typeFromName } from '../../lib/dns/rr.js';
+import { RCode } from '../../lib/dns/types.js';
 import { counter } from '../../server/metrics.js';
 import type { Plugin, SetupFn } from '../../server/plugin.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';

@@ -2,14 +2,14 @@
 // CoreDNS's plugin/template tests (setup_test.go, template_test.go TestHandler and TestMultiSection).
 import { describe, test } from 'node:test';
 import { tmpdir } from 'node:os';
-import { parseCorefile } from '../../corefile/parser.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import assert from 'node:assert/strict';
-import { a, rrToString } from '../../dns/rr.js';
-import { DnsClass, RCode, RRType } from '../../dns/types.js';
+import { a, rrToString } from '../../lib/dns/rr.js';
+import { DnsClass, RCode, RRType } from '../../lib/dns/types.js';
 import type { Next } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
-import { directiveIn } from '../../testutil/corefile.js';
-import { edns, testRequest, testShared } from '../../testutil/request.js';
+import { directiveIn } from '../../../test/util/corefile.js';
+import { edns, testRequest, testShared } from '../../../test/util/request.js';
 import { compileTemplate, type TemplateValue } from './gotemplate.js';
 import { TemplatePlugin, parseRecord } from './handler.js';
 import { parseTemplate } from './setup.js';

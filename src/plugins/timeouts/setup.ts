@@ -1,8 +1,8 @@
 // `timeouts { read DURATION  write DURATION  idle DURATION }`: the server's TCP/DoT/DoH read,
 // write and idle timeouts, each between 1s and 24h as in CoreDNS. kdns's TCP connections have
 // their own idle limit (see the server's TCP limits); the values are checked and accepted.
-import { argPosition, blockProperties, duplicateProperty, expectArgs, parseDuration, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
+import { argPosition, blockProperties, duplicateProperty, expectArgs, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { oncePerBlock } from '../pkg/once.js';
 

@@ -2,14 +2,14 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseCorefile } from '../../corefile/parser.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { join } from 'node:path';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
-import { makeTestCerts, type TestCerts } from '../../testutil/certs.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
+import { makeTestCerts, type TestCerts } from '../../../test/util/certs.js';
 import { loadTls, parseTls, setup } from './setup.js';
 import type { BlockInfo, SetupContext } from '../../server/plugin.js';
 import { createLogger } from '../../server/log.js';
-import { CorefileError } from '../../corefile/ast.js';
+import { CorefileError } from '../../lib/corefile/ast.js';
 
 const COREFILE = '/etc/kdns/Corefile';
 
@@ -97,7 +97,7 @@ describe('tls: load', () => {
 });
 
 test('tls: the README examples parse', () => {
-  const readme = readFileSync(new URL('../../../src/plugins/tls/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
   const examples = [...readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)].map((m) => m[1] as string);
   const parsed = examples.flatMap((text) =>
     parseCorefile(text, { file: 'Corefile', baseDir: '/etc/kdns' }).flatMap((b) => b.directives.filter((d) => d.name === 'tls').map((d) => parseTls(d, COREFILE).clientAuth)),

@@ -3,8 +3,8 @@
 // its certificate is a Corefile error at setup (and `kdns serve --check` finds it).
 
 import { readFileSync } from 'node:fs';
-import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive, type Position } from '../../corefile/ast.js';
+import { argPosition, blockProperties, expectArgs, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive, type Position } from '../../lib/corefile/ast.js';
 import type { ClientAuth, Plugin, SetupFn, TlsSettings } from '../../server/plugin.js';
 import { checkTlsSettings } from '../../server/tlslistener.js';
 import { corefileRelative } from '../pkg/corefilepath.js';

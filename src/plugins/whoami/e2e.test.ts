@@ -1,8 +1,8 @@
 // whoami inside a running kdns, asked with the real dig over UDP and TCP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dig } from '../../testutil/dig.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dig } from '../../../test/util/dig.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 describe('whoami end to end', () => {
   let s: TestServer;

@@ -4,7 +4,7 @@
 // CoreDNS read the same output.
 
 import { isIPv4 } from 'node:net';
-import { RRType, type ResourceRecord } from '../../dns/types.js';
+import { RRType, type ResourceRecord } from '../../lib/dns/types.js';
 import type { Plugin } from '../../server/plugin.js';
 import { Reply, responseFor } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, encodeMessage } from '../../dns/codec.js';
-import { DnsClass, RRType } from '../../dns/types.js';
+import { decodeMessage, encodeMessage } from '../../lib/dns/codec.js';
+import { DnsClass, RRType } from '../../lib/dns/types.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
-import { firstDirective } from '../../testutil/corefile.js';
-import { testRequest } from '../../testutil/request.js';
+import { firstDirective } from '../../../test/util/corefile.js';
+import { testRequest } from '../../../test/util/request.js';
 import { WhoamiPlugin } from './handler.js';
 import { parseWhoami } from './setup.js';
 

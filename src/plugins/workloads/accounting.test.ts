@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { toPodInfo, type PodInfo } from '../../cluster/store.js';
-import type { OwnerReference } from '../../cluster/types.js';
-import { RCode, RRType } from '../../dns/types.js';
+import { toPodInfo, type PodInfo } from '../../lib/cluster/store.js';
+import type { OwnerReference } from '../../lib/cluster/types.js';
+import { RCode, RRType } from '../../lib/dns/types.js';
 import { Accounting, OTHER_WORKLOAD, podSearchList, type PodIndex } from './accounting.js';
 
 const ZONE = 'cluster.local.';

@@ -5,12 +5,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { dumpDom, hasChromium } from '../../testutil/chromium.js';
-import { dig } from '../../testutil/dig.js';
-import { runKdns } from '../../testutil/kdns.js';
-import { freePort } from '../../testutil/net.js';
-import { parseExposition, value } from '../../testutil/prom.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { dumpDom, hasChromium } from '../../../test/util/chromium.js';
+import { dig } from '../../../test/util/dig.js';
+import { runKdns } from '../../../test/util/kdns.js';
+import { freePort } from '../../../test/util/net.js';
+import { parseExposition, value } from '../../../test/util/prom.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const PODS = `apiVersion: v1
 kind: Namespace

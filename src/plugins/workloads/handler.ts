@@ -1,7 +1,7 @@
 // workloads: counts every query against the workload of the pod that sent it, once the rest of
 // the chain has answered (so the rcode is the one the client gets).
 
-import { RCode } from '../../dns/types.js';
+import { RCode } from '../../lib/dns/types.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';

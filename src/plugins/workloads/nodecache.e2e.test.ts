@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FakeApiServer, type ApiObject } from '../../cluster/fakeapi.js';
-import { dig } from '../../testutil/dig.js';
-import { freePort, waitFor } from '../../testutil/net.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { FakeApiServer, type ApiObject } from '../../../test/util/fakeapi.js';
+import { dig } from '../../../test/util/dig.js';
+import { freePort, waitFor } from '../../../test/util/net.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const PODS = '/api/v1/pods';
 const NODE_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown,spec.nodeName=node-a';

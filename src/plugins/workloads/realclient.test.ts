@@ -1,5 +1,5 @@
 // The amplification kdns reports against the real thing: real glibc and musl look a name up from
-// pods' IPs (src/testutil/realclient: each pod a loopback source address) through a running kdns, under ClusterFirst and under
+// pods' IPs (test/util/realclient: each pod a loopback source address) through a running kdns, under ClusterFirst and under
 // ClusterFirstWithAutopath. What the workloads report says per lookup must equal what the model
 // behind `kdns explain` predicts for the same resolv.conf and name, and what the client sent.
 
@@ -8,14 +8,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { PodSpec } from '../../cluster/types.js';
+import type { PodSpec } from '../../lib/cluster/types.js';
 import { computePodDNS, type NodeDNSSettings } from '../../poddns/compute.js';
 import { autopathOracle, zoneMapOracle } from '../../poddns/oracle.js';
 import { predictLookup, type Libc } from '../../poddns/queries.js';
 import { parseHostResolvConf, renderResolvConf } from '../../poddns/resolvconf.js';
-import { freePort } from '../../testutil/net.js';
-import { loadRealClient, type RealClientHarness, type Recorder } from '../../testutil/realclient.js';
-import { startTestServer, type TestServer } from '../../testutil/server.js';
+import { freePort } from '../../../test/util/net.js';
+import { loadRealClient, type RealClientHarness, type Recorder } from '../../../test/util/realclient.js';
+import { startTestServer, type TestServer } from '../../../test/util/server.js';
 
 const loaded = await loadRealClient();
 const skip = loaded.skip;

@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { parseCorefile } from '../../corefile/parser.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { parseCorefile } from '../../lib/corefile/parser.js';
 import { checkCorefile } from '../../server/check.js';
 import { createLogger } from '../../server/log.js';
-import { assertCorefileError, directiveIn } from '../../testutil/corefile.js';
+import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
 import { parseWorkloads } from './setup.js';
 
 describe('workloads: Corefile', () => {
@@ -128,7 +128,7 @@ describe('workloads: the source and the block (kdns serve --check)', () => {
 });
 
 test('the README\'s Corefiles load (kdns serve --check, NODE_NAME set as the DaemonSet sets it)', async () => {
-  const readme = readFileSync(new URL('../../../src/plugins/workloads/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
   const corefiles = [...readme.matchAll(/~~~ corefile\n([\s\S]*?)~~~/g)].map((m) => m[1] as string);
   assert.equal(corefiles.length, 2);
   const cluster = mkdtempSync(join(tmpdir(), 'kdns-workloads-readme-'));

@@ -2,9 +2,9 @@
 // process, so a reload keeps counting. The pod index is the block's kubernetes plugin's, or,
 // in a block without one (a node-local cache), a pods-only source of its own.
 
-import { duplicateProperty, expectArgs, unknownProperty } from '../../corefile/args.js';
-import { CorefileError, type Directive } from '../../corefile/ast.js';
-import { fqdn, lowerName } from '../../dns/name.js';
+import { duplicateProperty, expectArgs, unknownProperty } from '../../lib/corefile/args.js';
+import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
+import { fqdn, lowerName } from '../../lib/dns/name.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { apiSource, checkManifestsDirectory, instanceKey, namedSource, readSourceProperty, SourceRegistry, type SourceNeeds, type SourceProperties, type SourceSpec } from '../kubernetes/index.js';
 import { endpointFor, parseHttpAddress, type HttpAddress } from '../pkg/endpoint.js';

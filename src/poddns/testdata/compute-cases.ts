@@ -2,7 +2,7 @@
 // two policies. compute.test.ts checks computePodDNS against it; the webhook's tests send every
 // case through the admission webhook and check the kubelet's `None` rendering of the admitted pod
 // against the same computation of the pod as written.
-import type { PodSpec } from '../../cluster/types.js';
+import type { PodSpec } from '../../lib/cluster/types.js';
 import type { ResolvConf } from '../resolvconf.js';
 
 export const HOST = 'nameserver 192.168.0.2\nsearch foo.com bar.com\noptions ndots:1 timeout:2\n';

@@ -1,0 +1,44 @@
+// The loader of kdns's own UDP socket (udp.c beside this file, built into build/kdns_udp.node by
+// `npm install`, scripts/build-native.mjs): datagrams in batches through memory shared with the
+// addon. The listeners (src/server/nativeudp.ts) and the upstream client (src/lib/dnsclient) both
+// use it, so it lives here, under neither.
+
+import { createRequire } from 'node:module';
+
+export interface NativeSocket {
+  readonly port: number;
+}
+
+export interface NativeUdp {
+  readonly BATCH: number;
+  readonly SLOT: number;
+  readonly META: number;
+  open(family: 4 | 6, address: string, port: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
+  flush(socket: NativeSocket, count: number): number;
+  sendTo(socket: NativeSocket, bytes: Buffer, address: Buffer): number;
+  /** Datagram i in slots at i * SLOT, its length and address in meta record i; 0 or the first errno. */
+  sendBatch(socket: NativeSocket, slots: Buffer, meta: Buffer, count: number): number;
+  /** Connects the socket (its peer becomes the only one it hears); 0 or the errno. */
+  connect(socket: NativeSocket, address: string, port: number): number;
+  /** Asks for a receive buffer of `bytes` (as the kernel counts it); returns the size it has now. */
+  setReceiveBuffer(socket: NativeSocket, bytes: number): number;
+  close(socket: NativeSocket): void;
+}
+
+let loaded: NativeUdp | null | undefined;
+
+/** The addon, or null when it is not built or KDNS_UDP=dgram asks for node:dgram. */
+export function nativeUdp(): NativeUdp | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (process.env.KDNS_UDP === 'dgram' || process.platform !== 'linux') return loaded;
+  try {
+    const require = createRequire(import.meta.url);
+    const addon = require('../../../build/kdns_udp.node') as Partial<NativeUdp>;
+    // A build from an older kdns (before sendBatch/connect/setReceiveBuffer): dgram rather than a missing function.
+    loaded = typeof addon.sendBatch === 'function' && typeof addon.connect === 'function' && typeof addon.setReceiveBuffer === 'function' ? (addon as NativeUdp) : null;
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
