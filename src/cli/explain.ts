@@ -2,7 +2,8 @@
 
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { formatManifestError, loadManifestDir } from '../lib/cluster/manifests.js';
+import { loadManifestDir } from '../lib/cluster/manifestfiles.js';
+import { formatManifestError } from '../lib/cluster/manifesttext.js';
 import { ClusterStore } from '../lib/cluster/store.js';
 import type { ClusterObject } from '../lib/cluster/types.js';
 import { fqdn, isSubdomain, lowerName } from '../lib/dns/name.js';

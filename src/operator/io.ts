@@ -6,7 +6,8 @@
 
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifestError, isManifestFile, parseManifests } from '../lib/cluster/manifests.js';
+import { isManifestFile } from '../lib/cluster/manifestfiles.js';
+import { formatManifestError, parseManifests } from '../lib/cluster/manifesttext.js';
 import type { Node, Service } from '../lib/cluster/types.js';
 import { DNS_KIND } from '../lib/cluster/dnsresource.js';
 import { yamlDocuments, yamlValue } from '../lib/cluster/yaml.js';

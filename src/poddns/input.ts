@@ -1,5 +1,5 @@
 // Reading the objects `kdns resolvconf|validate|explain` are given: YAML or JSON, several
-// documents, `kind: List`. src/lib/cluster/manifests.ts keeps only the kinds the DNS server reads
+// documents, `kind: List`. src/lib/cluster/manifesttext.ts keeps only the kinds the DNS server reads
 // (it drops Deployments and the other workload kinds), so pod-bearing objects are read here,
 // with the same YAML reader (src/lib/cluster/yaml.ts).
 

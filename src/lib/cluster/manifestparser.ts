@@ -5,7 +5,8 @@
 // identity, content hash and JSON text (parsed on the main thread only when the object changed).
 
 import { readFile } from 'node:fs/promises';
-import { scanManifests, type ManifestError } from './manifests.js';
+import { scanManifests } from './manifestscan.js';
+import type { ManifestError } from './manifesttext.js';
 
 export interface ParseRequest {
   file: string;

@@ -3,7 +3,7 @@
 // document with the line it starts on; a broken document as where and the first line of what
 // its first error is; and the parser loaded on first use (its code is ~0.9 MiB of heap, and a server fed
 // `-o json` dumps or the API never needs it).
-// Used by the cluster manifest loader (manifests.ts), the operator's input files
+// Used by the cluster manifest reader (manifesttext.ts), the operator's input files
 // (src/operator/io.ts) and the objects `kdns resolvconf|validate|explain` read (src/poddns/input.ts).
 
 import { createRequire } from 'node:module';

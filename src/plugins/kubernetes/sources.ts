@@ -3,7 +3,7 @@
 // copies of the cluster. Reference counted: the last block to let go stops the source.
 
 import { DirectorySource, maxFileBytesFrom } from '../../lib/cluster/directory.js';
-import { MANIFEST_KINDS } from '../../lib/cluster/manifests.js';
+import { MANIFEST_KINDS } from '../../lib/cluster/objectcheck.js';
 import type { ClusterSource, SourceLog } from '../../lib/cluster/source.js';
 import { ClusterStore, type StoreDelta } from '../../lib/cluster/store.js';
 import { histogram } from '../../server/metrics.js';
