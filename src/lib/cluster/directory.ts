@@ -13,7 +13,8 @@ import { scanManifests, type ManifestEntry, type ManifestScan } from './manifest
 import { formatManifestError, type ManifestError } from './manifesttext.js';
 import type { ParsedFile, ParseRequest } from './manifestparser.js';
 import { silentLog, type ClusterSource, type SourceLog } from './source.js';
-import { ClusterStore, objectKey, type VersionedObject } from './store.js';
+import { objectKey } from './keys.js';
+import { ClusterStore, type VersionedObject } from './store.js';
 import type { ClusterObject } from './types.js';
 
 export interface DirectorySourceOptions {

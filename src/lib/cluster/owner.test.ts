@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HOST_NETWORK_OWNER, podOwner, toPodInfo } from './store.js';
+import { podOwner, toPodInfo } from './convert.js';
+import { HOST_NETWORK_OWNER } from './records.js';
 import type { OwnerReference, Pod } from './types.js';
 
 function pod(name: string, owners: OwnerReference[] | undefined, labels?: Record<string, string>, hostNetwork?: boolean): Pod {

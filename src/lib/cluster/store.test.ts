@@ -1,20 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClusterStore, canonicalIP, toServiceInfo, type StoreDelta } from './store.js';
+import { ClusterStore, type StoreDelta } from './store.js';
 import type { ClusterObject, EndpointSlice, Endpoints, Pod, Service } from './types.js';
-
-const ipCases: Array<[string, string | undefined]> = [
-  ['10.0.0.1', '10.0.0.1'],
-  ['FD00:0:0::1', 'fd00::1'],
-  ['fd00:0010:0096:0000:0000:0000:0000:0020', 'fd00:10:96::20'],
-  ['::ffff:10.0.0.1', '::ffff:10.0.0.1'],
-  ['10.0.0', undefined],
-  ['None', undefined],
-  ['', undefined],
-];
-for (const [text, want] of ipCases) {
-  test(`canonicalIP(${JSON.stringify(text)}) = ${want}`, () => assert.equal(canonicalIP(text), want));
-}
 
 const service = (name: string, ips: string[] | 'None', extra: Partial<Service['spec']> = {}, rv?: string): Service => ({
   apiVersion: 'v1',
@@ -232,32 +219,6 @@ test('store versions: versioned(match) yields only the versions it accepts', () 
   store.upsert(pod('p', ['10.2.0.1']), 'rv-3');
   assert.deepEqual([...store.versioned((v) => v !== 1)].map((o) => o.name), ['b', 'p']);
 });
-
-const nameCases: Array<{ name: string; namespace: string; key: string }> = [
-  { name: 'web', namespace: 'demo', key: 'web.demo' },
-  { name: 'web', namespace: 'Team-A', key: 'web.team-a' },
-  { name: 'Web', namespace: 'demo', key: 'web.demo' },
-  { name: 'a.b', namespace: 'demo', key: 'a.b.demo' },
-];
-for (const c of nameCases) {
-  test(`toServiceInfo: ${c.name} in ${c.namespace} keeps its name beside key ${c.key}`, () => {
-    const info = toServiceInfo({ apiVersion: 'v1', kind: 'Service', metadata: { name: c.name, namespace: c.namespace }, spec: { clusterIP: '10.0.0.1' } });
-    assert.deepEqual([info.name, info.namespace, info.key], [c.name, c.namespace, c.key]);
-  });
-}
-
-const clusterIPCases: Array<{ what: string; spec: Service['spec']; want: string[] }> = [
-  { what: 'one ClusterIP', spec: { clusterIP: '10.0.0.1' }, want: ['10.0.0.1'] },
-  { what: 'dual-stack, in spec order', spec: { clusterIP: 'fd00::1', clusterIPs: ['fd00::1', '10.0.0.1'] }, want: ['fd00::1', '10.0.0.1'] },
-  { what: 'headless', spec: { clusterIP: 'None' }, want: [] },
-  { what: 'ExternalName', spec: { type: 'ExternalName', externalName: 'db.example.org' }, want: [] },
-];
-for (const c of clusterIPCases) {
-  test(`toServiceInfo: clusterIPs of ${c.what}`, () => {
-    const info = toServiceInfo({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'demo' }, spec: c.spec });
-    assert.deepEqual(info.clusterIPs, c.want);
-  });
-}
 
 test('store: external addresses (externalIPs, then load-balancer ingress) and their reverse index', () => {
   const s = new ClusterStore();

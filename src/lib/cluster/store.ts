@@ -1,85 +1,13 @@
 // The indexed cluster state DNS answers from. Sources (a manifest directory, the Kubernetes API)
 // write objects in; readers get compact records through Map lookups by service key, IP and
 // namespace. Every write touches only the indexes of the object it changes, and listeners hear
-// exactly which services and IPs changed, so caches above can drop just those answers.
+// exactly which services and IPs changed, so caches above can drop just those answers. An object
+// becomes its record in convert.ts; the store keeps records and indexes them.
 
-import { formatIPv4, formatIPv6, parseIPv4, parseIPv6 } from '../dns/ip.js';
-import type { ClusterObject, EndpointSlice, Endpoints, Namespace, Node, Pod, Service, ServiceImport } from './types.js';
-
-export type Labels = Readonly<Record<string, string>>;
-
-export interface PortInfo {
-  /** "" for an unnamed port. */
-  readonly name: string;
-  /** "TCP", "UDP", "SCTP"; "" only for the no-ports sentinel. */
-  readonly protocol: string;
-  /** -1 is the sentinel for "no ports declared" (the name still resolves, SRV does not). */
-  readonly port: number;
-}
-
-export type ServiceKind = 'ClusterIP' | 'Headless' | 'ExternalName';
-
-export interface EndpointAddressInfo {
-  /** Canonical text form. */
-  readonly ip: string;
-  /** spec hostname of the endpoint, "" when unset. */
-  readonly hostname: string;
-  /** targetRef.name (the pod), "" when unset or too long for a DNS label. */
-  readonly targetRefName: string;
-  readonly nodeName: string;
-  /**
-   * Published in DNS: ready (unset counts as ready, as the API documents), or any address of a
-   * service with publishNotReadyAddresses, which is what the EndpointSlice controller would write.
-   */
-  readonly ready: boolean;
-}
-
-/** One EndpointSlice, or one subset of a legacy Endpoints object. */
-export interface EndpointGroup {
-  /** `EndpointSlice ns/name` or `Endpoints ns/name[i]`. */
-  readonly id: string;
-  readonly legacy: boolean;
-  readonly namespace: string;
-  /** `service.namespace` of the owning service. */
-  readonly serviceKey: string;
-  readonly addresses: readonly EndpointAddressInfo[];
-  /** Never empty: a group without ports holds the sentinel port -1. */
-  readonly ports: readonly PortInfo[];
-  readonly labels: Labels | undefined;
-  /** The version of the object the group came from (every group of an Endpoints object shares it). */
-  readonly version: ObjectVersion | undefined;
-}
-
-export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown' | '';
-
-export interface PodInfo {
-  readonly name: string;
-  readonly namespace: string;
-  /** Canonical text forms of status.podIPs (or podIP). */
-  readonly ips: readonly string[];
-  readonly phase: PodPhase;
-  /** Has a deletionTimestamp: on its way out. */
-  readonly terminating: boolean;
-  readonly labels: Labels | undefined;
-  readonly version: ObjectVersion | undefined;
-  /**
-   * The workload that runs the pod as "Kind/name" (one shared string per workload),
-   * HOST_NETWORK_OWNER for a hostNetwork pod (its IP is the node's), undefined for a bare pod.
-   */
-  readonly owner: string | undefined;
-}
-
-/** PodInfo.owner of a pod on the node's network: its IP says nothing about which pod asked. */
-export const HOST_NETWORK_OWNER = 'hostNetwork';
-
-export interface NamespaceInfo {
-  readonly name: string;
-  readonly labels: Labels | undefined;
-  readonly version: ObjectVersion | undefined;
-}
-
-/** The API's resourceVersion, or a number the directory source packs (file and content hash). */
-export type ObjectVersion = string | number;
+import { endpointsToGroups, externalAddressesOf, sliceToGroup, toNamespaceInfo, toPodInfo, toServiceImportInfo, toServiceInfo } from './convert.js';
+import { canonicalIP, namespaceOf, objectKey, parseObjectKey } from './keys.js';
+import { isMulticlusterGroup, type EndpointGroup, type NamespaceInfo, type ObjectVersion, type PodInfo, type ServiceImportInfo, type ServiceInfo } from './records.js';
+import type { ClusterObject, Node } from './types.js';
 
 /** What one batch of writes changed, for caches that answer from the store. */
 export interface StoreDelta {
@@ -118,110 +46,10 @@ export interface StoreCounts {
 }
 
 const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-/** The ServiceImport an EndpointSlice of the Multi-Cluster Services API belongs to. */
-export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
-/** The cluster of the clusterset an MCS EndpointSlice's endpoints run in. */
-export const MCS_SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
-const NO_PORTS: readonly PortInfo[] = Object.freeze([Object.freeze({ name: '', protocol: '', port: -1 })]);
 const EMPTY: readonly never[] = Object.freeze([]);
-
-/**
- * Shares equal small values between objects instead of keeping a copy per object: a cluster has
- * a few hundred namespaces, port lists and label sets, repeated over 100,000 objects. Values are
- * frozen because they are shared. Past `max` distinct values nothing more is shared (a cluster
- * with unique labels on every pod must not grow this table forever).
- */
-class Interner<T> {
-  private readonly table = new Map<string, T>();
-  constructor(private readonly max: number) {}
-
-  get(key: string, make: () => T): T {
-    const found = this.table.get(key);
-    if (found !== undefined) return found;
-    const value = make();
-    if (this.table.size < this.max) this.table.set(key, value);
-    return value;
-  }
-}
-
-const namespaceNames = new Interner<string>(100_000);
-const portLists = new Interner<readonly PortInfo[]>(20_000);
-const labelSets = new Interner<Labels>(50_000);
-const ownerNames = new Interner<string>(100_000);
-
-function internNamespace(ns: string): string {
-  return namespaceNames.get(ns, () => ns);
-}
-
-/**
- * The one text form of an address, so "FD00::1" from a manifest and "fd00::1" from a reverse
- * name meet in the same Map key. undefined for text that is not an IP.
- */
-export function canonicalIP(text: string): string | undefined {
-  let canonical: string;
-  if (text.includes(':')) {
-    const b = parseIPv6(text);
-    if (!b) return undefined;
-    canonical = formatIPv6(b);
-  } else {
-    const b = parseIPv4(text);
-    if (!b) return undefined;
-    canonical = formatIPv4(b);
-  }
-  // Keep the string we were given when it already is canonical: the formatted one is built by
-  // concatenation, a tree of parts that costs several times its length to keep.
-  return canonical === text ? text : flat(canonical);
-}
-
-/**
- * A flat copy of a string built by concatenation. V8 keeps `a + b` as a tree of parts (32 bytes
- * a node, and the parts stay alive with it); a Map key lives as long as what it names, so keys
- * kept for 100,000 objects are worth one copy each.
- */
-export function flat(s: string): string {
-  return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8');
-}
-
-/**
- * Canonical forms of a list of addresses, invalid ones left out, in an array of exactly that
- * length (`filter` and `push` leave room for 17 elements: 150 bytes an array, times 100,000).
- */
-function canonicalIPs(list: readonly string[]): readonly string[] {
-  if (list.length === 0) return EMPTY;
-  const out = list.map((ip) => canonicalIP(ip));
-  return out.every((ip) => ip !== undefined) ? (out as string[]) : (out.filter((ip) => ip !== undefined) as string[]).slice();
-}
-
-/** Kinds without a namespace. */
-const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['Namespace', 'Node']);
-
-/**
- * `Kind ns/name`, or `Kind name` for Namespaces and Nodes; flat, as it is kept as a Map key (see
- * flat()). A namespaced object written without a namespace is in "default", as the API server
- * would put it, so one object has one key however its manifest spells that.
- */
-export function objectKey(kind: string, namespace: string | undefined, name: string): string {
-  const ns = namespaceOf(kind, namespace);
-  return flat(ns === undefined ? `${kind} ${name}` : `${kind} ${ns}/${name}`);
-}
-
-/** The namespace an object of this kind is in: none for Namespaces and Nodes, else "default" when unset. */
-function namespaceOf(kind: string, namespace: string | undefined): string | undefined {
-  return CLUSTER_SCOPED.has(kind) ? undefined : namespace || 'default';
-}
 
 function sortedById(groups: readonly EndpointGroup[]): readonly EndpointGroup[] {
   return [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** The inverse of objectKey (kinds have no space, namespaces and names no slash). */
-export function parseObjectKey(key: string): { kind: StoredKind; namespace: string | undefined; name: string } {
-  const space = key.indexOf(' ');
-  const kind = key.slice(0, space) as StoredKind;
-  const rest = key.slice(space + 1);
-  const slash = rest.indexOf('/');
-  return slash < 0 ? { kind, namespace: undefined, name: rest } : { kind, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
 }
 
 interface ServiceEndpoints {
@@ -262,248 +90,6 @@ function removeFrom<V extends object>(map: MultiMap<V>, key: string, value: V): 
 function listOf<V extends object>(map: MultiMap<V>, key: string): readonly V[] {
   const cur = map.get(key);
   return cur === undefined ? EMPTY : Array.isArray(cur) ? cur : [cur];
-}
-
-function toPorts(ports: ReadonlyArray<{ name?: string; protocol?: string; port?: number }> | undefined): readonly PortInfo[] {
-  if (!ports || ports.length === 0) return NO_PORTS;
-  // The API server defaults protocol to TCP; manifests often leave it out.
-  const list = ports.map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? 'TCP', port: p.port ?? -1 }));
-  const key = list.map((p) => `${p.name}/${p.protocol}/${p.port}`).join(',');
-  return portLists.get(key, () => Object.freeze(list.map((p) => Object.freeze(p))));
-}
-
-function nonEmptyLabels(labels: Record<string, string> | undefined): Labels | undefined {
-  if (!labels) return undefined;
-  const keys = Object.keys(labels);
-  if (keys.length === 0) return undefined;
-  return labelSets.get(JSON.stringify(labels), () => Object.freeze({ ...labels }));
-}
-
-export function toServiceInfo(svc: Service, version?: ObjectVersion): ServiceInfo {
-  return new ServiceInfo(svc, version);
-}
-
-/**
- * A service as the store keeps it. Its name is read back from its key: Service names are
- * lower-case DNS labels, so the key (`name.namespace`, lower case) begins with the name, and a
- * second copy of it was 40 bytes a service (4 MiB at 100,000). A name with capitals (a
- * hand-written manifest; the API server refuses them) is kept as given.
- */
-export class ServiceInfo {
-  /** `name.namespace`, lower case: the key DNS names map to (`<name>.<namespace>.svc.<zone>`). */
-  readonly key: string;
-  readonly namespace: string;
-  readonly kind: ServiceKind;
-  /**
-   * The ClusterIP itself when there is one (nearly every service): an array of one was another
-   * 56 bytes a service. See clusterIPs.
-   */
-  private readonly ips: string | readonly string[];
-  /** As written in spec.externalName (ExternalName services only). */
-  readonly externalName: string;
-  /** Never empty: a service without ports holds the sentinel port -1. */
-  readonly ports: readonly PortInfo[];
-  readonly publishNotReadyAddresses: boolean;
-  /** Whether spec.selector is set (endpoints managed by Kubernetes), for the programming-latency metric. */
-  readonly hasSelector: boolean;
-  readonly labels: Labels | undefined;
-  /** How the source tells this object's versions apart (see ClusterStore.upsert). */
-  readonly version: ObjectVersion | undefined;
-  /** Only when the key cannot give the name back. */
-  private readonly givenName: string | undefined;
-
-  constructor(svc: Service, version: ObjectVersion | undefined) {
-    const spec = svc.spec ?? {};
-    const name = svc.metadata.name;
-    this.namespace = internNamespace(svc.metadata.namespace ?? 'default');
-    this.key = flat(`${name.toLowerCase()}.${this.namespace.toLowerCase()}`);
-    this.givenName = name === name.toLowerCase() ? undefined : name;
-    let kind: ServiceKind = 'ClusterIP';
-    let clusterIPs: readonly string[] = EMPTY;
-    if (spec.type === 'ExternalName') {
-      kind = 'ExternalName';
-    } else {
-      const given = spec.clusterIPs && spec.clusterIPs.length > 0 ? spec.clusterIPs : spec.clusterIP !== undefined ? [spec.clusterIP] : [];
-      if (given[0] === 'None') kind = 'Headless';
-      else clusterIPs = canonicalIPs(given);
-    }
-    this.kind = kind;
-    this.ips = clusterIPs.length === 1 ? (clusterIPs[0] as string) : clusterIPs;
-    this.externalName = kind === 'ExternalName' ? (spec.externalName ?? '') : '';
-    this.ports = toPorts(spec.ports);
-    this.publishNotReadyAddresses = spec.publishNotReadyAddresses === true;
-    this.hasSelector = spec.selector !== undefined && Object.keys(spec.selector).length > 0;
-    this.labels = nonEmptyLabels(svc.metadata.labels);
-    this.version = version;
-  }
-
-  get name(): string {
-    return this.givenName ?? this.key.slice(0, this.key.length - this.namespace.length - 1);
-  }
-
-  /** Canonical text form, IPv4 and IPv6 (dual-stack) in spec order; empty unless kind is ClusterIP. */
-  get clusterIPs(): readonly string[] {
-    return typeof this.ips === 'string' ? [this.ips] : this.ips;
-  }
-}
-
-/**
- * spec.externalIPs, then status.loadBalancer.ingress (each one's IP, or its hostname), IPs in
- * canonical form, hostnames lower-cased; what is neither is left out. Most services have none,
- * and then this is the shared empty array.
- */
-export function externalAddressesOf(svc: Service): readonly string[] {
-  const ingress = svc.status?.loadBalancer?.ingress;
-  if (!svc.spec?.externalIPs?.length && !ingress?.length) return EMPTY; // nearly every service
-  const out: string[] = [];
-  for (const ip of svc.spec?.externalIPs ?? []) {
-    const c = canonicalIP(ip);
-    if (c !== undefined && !out.includes(c)) out.push(c);
-  }
-  for (const ing of ingress ?? []) {
-    const c = ing.ip ? canonicalIP(ing.ip) : ing.hostname ? ing.hostname.toLowerCase() : undefined;
-    if (c !== undefined && c !== '' && !out.includes(c)) out.push(c);
-  }
-  return out.length === 0 ? EMPTY : out;
-}
-
-/** A pod name longer than a DNS label cannot be an endpoint hostname (CoreDNS drops it too). */
-function targetName(name: string | undefined): string {
-  return name !== undefined && name.length < 64 ? name : '';
-}
-
-export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion): EndpointGroup {
-  const namespace = internNamespace(slice.metadata.namespace ?? 'default');
-  // An MCS slice belongs to its ServiceImport, not to a Service (see isMulticlusterGroup).
-  const labels = slice.metadata.labels;
-  const service = labels?.[MCS_SERVICE_NAME_LABEL] ?? labels?.[SERVICE_NAME_LABEL] ?? '';
-  const addresses: EndpointAddressInfo[] = [];
-  // FQDN slices name hosts, not addresses: nothing DNS can serve as A/AAAA or PTR.
-  if (slice.addressType !== 'FQDN') {
-    for (const ep of slice.endpoints ?? []) {
-      const ready = ep.conditions?.ready !== false;
-      for (const a of ep.addresses) {
-        const ip = canonicalIP(a);
-        if (ip === undefined) continue;
-        addresses.push({ ip, hostname: ep.hostname ?? '', targetRefName: targetName(ep.targetRef?.name), nodeName: ep.nodeName ?? '', ready });
-      }
-    }
-  }
-  return {
-    id: objectKey('EndpointSlice', namespace, slice.metadata.name),
-    legacy: false,
-    namespace,
-    serviceKey: flat(`${service.toLowerCase()}.${namespace.toLowerCase()}`),
-    addresses: addresses.slice(), // exact length, see canonicalIPs
-    ports: toPorts(slice.ports),
-    labels: nonEmptyLabels(slice.metadata.labels),
-    version,
-  };
-}
-
-export function endpointsToGroups(ep: Endpoints, version?: ObjectVersion): EndpointGroup[] {
-  const namespace = internNamespace(ep.metadata.namespace ?? 'default');
-  const serviceKey = flat(`${ep.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`);
-  const labels = nonEmptyLabels(ep.metadata.labels);
-  return (ep.subsets ?? []).map((subset, i) => {
-    const addresses: EndpointAddressInfo[] = [];
-    const add = (list: typeof subset.addresses, ready: boolean): void => {
-      for (const a of list ?? []) {
-        const ip = canonicalIP(a.ip);
-        if (ip !== undefined) addresses.push({ ip, hostname: a.hostname ?? '', targetRefName: targetName(a.targetRef?.name), nodeName: a.nodeName ?? '', ready });
-      }
-    };
-    add(subset.addresses, true);
-    add(subset.notReadyAddresses, false);
-    return { id: flat(`${objectKey('Endpoints', namespace, ep.metadata.name)}[${i}]`), legacy: true, namespace, serviceKey, addresses: addresses.slice(), ports: toPorts(subset.ports), labels, version };
-  });
-}
-
-/** The name without the "-<suffix>" a controller appends to the name of what it creates (a hash, a timestamp). */
-function withoutSuffix(name: string, suffix: string | undefined): string | undefined {
-  if (!suffix || !name.endsWith(`-${suffix}`) || name.length <= suffix.length + 1) return undefined;
-  return name.slice(0, name.length - suffix.length - 1);
-}
-
-/**
- * The workload behind a pod from its controller reference alone, without watching ReplicaSets or
- * Jobs: a Deployment's ReplicaSet is named "<deployment>-<pod-template-hash>" (the hash is also a
- * pod label), a CronJob's Job "<cronjob>-<scheduled minute>" (digits only).
- */
-export function podOwner(pod: Pod): string | undefined {
-  if (pod.spec?.hostNetwork === true) return HOST_NETWORK_OWNER;
-  const refs = pod.metadata.ownerReferences;
-  if (!Array.isArray(refs) || refs.length === 0) return undefined;
-  const ref = refs.find((r) => r.controller === true) ?? refs[0];
-  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
-  let kind = ref.kind;
-  let name = ref.name;
-  if (kind === 'ReplicaSet') {
-    const deployment = withoutSuffix(name, pod.metadata.labels?.['pod-template-hash']);
-    if (deployment !== undefined) [kind, name] = ['Deployment', deployment];
-  } else if (kind === 'Job') {
-    const m = /^(.+)-(\d{8,12})$/.exec(name);
-    if (m) [kind, name] = ['CronJob', m[1] as string];
-  }
-  const owner = `${kind}/${name}`;
-  return ownerNames.get(owner, () => flat(owner));
-}
-
-export function toPodInfo(pod: Pod, version?: ObjectVersion): PodInfo {
-  const status = pod.status ?? {};
-  const given = status.podIPs && status.podIPs.length > 0 ? status.podIPs.map((p) => p.ip) : status.podIP ? [status.podIP] : [];
-  return {
-    name: pod.metadata.name,
-    namespace: internNamespace(pod.metadata.namespace ?? 'default'),
-    ips: canonicalIPs(given),
-    phase: status.phase ?? '',
-    terminating: pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
-    labels: nonEmptyLabels(pod.metadata.labels),
-    version,
-    owner: podOwner(pod),
-  };
-}
-
-/** A ServiceImport as the store keeps it (only clusters using the MCS API have any). */
-export interface ServiceImportInfo {
-  /** `name.namespace`, lower case, as for services. */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly headless: boolean;
-  /** Canonical clusterset IPs (ClusterSetIP imports). */
-  readonly ips: readonly string[];
-  /** Never empty: an import without ports holds the sentinel port -1. */
-  readonly ports: readonly PortInfo[];
-  readonly labels: Labels | undefined;
-  readonly version: ObjectVersion | undefined;
-}
-
-export function toServiceImportInfo(si: ServiceImport, version?: ObjectVersion): ServiceImportInfo {
-  const namespace = internNamespace(si.metadata.namespace ?? 'default');
-  return {
-    key: flat(`${si.metadata.name.toLowerCase()}.${namespace.toLowerCase()}`),
-    name: si.metadata.name,
-    namespace,
-    headless: si.spec?.type === 'Headless',
-    ips: canonicalIPs(si.spec?.ips ?? []),
-    ports: toPorts(si.spec?.ports),
-    labels: nonEmptyLabels(si.metadata.labels),
-    version,
-  };
-}
-
-/**
- * Whether a group is an EndpointSlice of the Multi-Cluster Services API (it names its
- * ServiceImport by label). Read from the labels the group keeps anyway, not a field of its own.
- */
-export function isMulticlusterGroup(g: EndpointGroup): boolean {
-  return !g.legacy && g.labels?.[MCS_SERVICE_NAME_LABEL] !== undefined;
-}
-
-/** The clusterset member an MCS group's endpoints run in ("" when the slice does not say). */
-export function sourceClusterOf(g: EndpointGroup): string {
-  return g.labels?.[MCS_SOURCE_CLUSTER_LABEL] ?? '';
 }
 
 class DeltaBuilder {
@@ -623,7 +209,7 @@ export class ClusterStore {
     this.unrecordedVersions.delete(key);
     switch (obj.kind) {
       case 'Namespace':
-        this.putNamespace(obj, version);
+        this.putNamespace(toNamespaceInfo(obj, version));
         break;
       case 'Service':
         this.putService(toServiceInfo(obj, version), externalAddressesOf(obj));
@@ -897,8 +483,8 @@ export class ClusterStore {
     if ((n === 0 || (n === 1 && by === 1)) && !this.namespaces.has(namespace)) this.delta().namespaces = true;
   }
 
-  private putNamespace(ns: Namespace, version: ObjectVersion | undefined): void {
-    this.namespaces.set(ns.metadata.name, { name: ns.metadata.name, labels: nonEmptyLabels(ns.metadata.labels), version });
+  private putNamespace(info: NamespaceInfo): void {
+    this.namespaces.set(info.name, info);
     this.delta().namespaces = true;
   }
 

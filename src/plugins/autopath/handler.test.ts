@@ -11,7 +11,7 @@ import { createLogger } from '../../server/log.js';
 import { PluginError } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import type { PodInfo } from '../../lib/cluster/store.js';
+import type { PodInfo } from '../../lib/cluster/records.js';
 import { encodeSearchPaths } from '../pkg/searchoption.js';
 import type { AutopathConfig } from './config.js';
 import { AutopathPlugin, type KubernetesView } from './handler.js';

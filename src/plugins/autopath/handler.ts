@@ -16,7 +16,8 @@
 import { isSubdomain } from '../../lib/dns/name.js';
 import * as rr from '../../lib/dns/rr.js';
 import { DnsClass, RCode, RRType, type Edns, type Message, type ResourceRecord, type SOAData } from '../../lib/dns/types.js';
-import { canonicalIP, type PodInfo } from '../../lib/cluster/store.js';
+import { canonicalIP } from '../../lib/cluster/keys.js';
+import type { PodInfo } from '../../lib/cluster/records.js';
 import type { Logger } from '../../server/log.js';
 import { PluginError, type MaybePromise, type Next, type Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor } from '../../server/reply.js';

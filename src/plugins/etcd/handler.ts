@@ -4,7 +4,7 @@
 // chain), SRV and MX with glue, TXT, CNAME, PTR, NS and SOA at the apex, SkyDNS groups and
 // `*`/`any` wildcard labels.
 
-import { canonicalIP } from '../../lib/cluster/store.js';
+import { canonicalIP } from '../../lib/cluster/keys.js';
 import { fqdn, isSubdomain, lowerName } from '../../lib/dns/name.js';
 import * as rr from '../../lib/dns/rr.js';
 import { DnsClass, RCode, RRType, type Message, type ResourceRecord } from '../../lib/dns/types.js';

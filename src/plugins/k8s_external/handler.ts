@@ -5,7 +5,8 @@
 // server lives at `ns1.<apex>.<zone>`. It reads the store of the kubernetes plugin of the same
 // server block; answers are built per query (this is not the cluster's hot path).
 
-import { canonicalIP, type ClusterStore } from '../../lib/cluster/store.js';
+import { canonicalIP } from '../../lib/cluster/keys.js';
+import type { ClusterStore } from '../../lib/cluster/store.js';
 import { matchesLabels } from '../../lib/cluster/labels.js';
 import { fqdn, reverseNameToIP } from '../../lib/dns/name.js';
 import * as rr from '../../lib/dns/rr.js';

@@ -12,7 +12,7 @@ import { createLogger } from '../../server/log.js';
 import { finalizeReply } from '../../server/finalize.js';
 import type { Reply } from '../../server/reply.js';
 import { ClusterStore } from '../../lib/cluster/store.js';
-import type { EndpointAddressInfo } from '../../lib/cluster/store.js';
+import type { EndpointAddressInfo } from '../../lib/cluster/records.js';
 import type { ClusterObject } from '../../lib/cluster/types.js';
 import { parseCorefile } from '../../lib/corefile/parser.js';
 import { parseKubernetes } from './config.js';

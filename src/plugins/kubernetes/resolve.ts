@@ -14,7 +14,9 @@ import { reverseNameToIP, isSubdomain, fqdn, lowerName } from '../../lib/dns/nam
 import * as rr from '../../lib/dns/rr.js';
 import { RRType, type ResourceRecord } from '../../lib/dns/types.js';
 import { matchesLabels } from '../../lib/cluster/labels.js';
-import { canonicalIP, flat, sourceClusterOf, type ClusterStore, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../lib/cluster/store.js';
+import { canonicalIP, flat } from '../../lib/cluster/keys.js';
+import { sourceClusterOf, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../lib/cluster/records.js';
+import type { ClusterStore } from '../../lib/cluster/store.js';
 import { SrvAnswer, srvWeight } from '../pkg/records.js';
 import type { KubernetesConfig } from './config.js';
 

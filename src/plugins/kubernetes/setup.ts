@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { CorefileError } from '../../lib/corefile/ast.js';
-import { canonicalIP } from '../../lib/cluster/store.js';
+import { canonicalIP } from '../../lib/cluster/keys.js';
 import type { BlockSettings, SetupFn } from '../../server/plugin.js';
 import { parseKubernetes, type SourceSpec } from './config.js';
 import { KubernetesPlugin } from './handler.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { toPodInfo, type PodInfo } from '../../lib/cluster/store.js';
+import { toPodInfo } from '../../lib/cluster/convert.js';
+import type { PodInfo } from '../../lib/cluster/records.js';
 import type { OwnerReference } from '../../lib/cluster/types.js';
 import { RCode, RRType } from '../../lib/dns/types.js';
 import { Accounting, OTHER_WORKLOAD, podSearchList, type PodIndex } from './accounting.js';

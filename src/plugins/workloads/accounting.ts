@@ -3,7 +3,8 @@
 // Everything here runs once per query, so it allocates only when a new lookup starts (the base
 // name) or a new client or workload is first seen.
 
-import { HOST_NETWORK_OWNER, canonicalIP, flat, type PodInfo } from '../../lib/cluster/store.js';
+import { canonicalIP, flat } from '../../lib/cluster/keys.js';
+import { HOST_NETWORK_OWNER, type PodInfo } from '../../lib/cluster/records.js';
 import { RCode, RRType } from '../../lib/dns/types.js';
 
 /** What the accounting needs of the cluster store: the pods that hold an IP. */
