@@ -3,7 +3,8 @@
 // ACCEPT), so a cache on the host network neither fills the conntrack table nor races its
 // UDP entries. The rule set is the node-cache binary's, argument for argument, so the rules one
 // of them left behind are the rules the other checks and removes. Applied with the real
-// `iptables` (`ip6tables` for IPv6 local addresses); -w waits for the xtables lock.
+// `iptables` for IPv4 local addresses and `ip6tables` for IPv6 ones, each address's rules with
+// its own family's tool, so a dual-stack node gets both; -w waits for the xtables lock.
 
 import { execFile } from 'node:child_process';
 import { isIPv6 } from 'node:net';
@@ -12,6 +13,8 @@ export const COMMENT_SKIP_CONNTRACK = 'NodeLocal DNS Cache: skip conntrack';
 export const COMMENT_ALLOW_TRAFFIC = 'NodeLocal DNS Cache: allow DNS traffic';
 
 export interface IptablesRule {
+  /** Which tool holds the rule: iptables for an IPv4 local address, ip6tables for an IPv6 one. */
+  family: 'ipv4' | 'ipv6';
   table: 'raw' | 'filter';
   chain: 'PREROUTING' | 'INPUT' | 'OUTPUT';
   args: string[];
@@ -22,6 +25,7 @@ export function nodeCacheRules(localIPs: readonly string[], port: number, health
   const rule = (table: IptablesRule['table'], chain: IptablesRule['chain'], proto: string, dir: 'd' | 's', ip: string, p: number): IptablesRule => {
     const notrack = table === 'raw';
     return {
+      family: isIPv6(ip) ? 'ipv6' : 'ipv4',
       table,
       chain,
       args: ['-p', proto, `-${dir}`, ip, dir === 'd' ? '--dport' : '--sport', String(p), '-j', notrack ? 'NOTRACK' : 'ACCEPT', '-m', 'comment', '--comment', notrack ? COMMENT_SKIP_CONNTRACK : COMMENT_ALLOW_TRAFFIC],
@@ -71,8 +75,14 @@ export interface IptablesFailure {
   locked: boolean;
 }
 
+/** The tool that holds a rule of this family. */
+export function iptablesCommand(family: IptablesRule['family']): 'iptables' | 'ip6tables' {
+  return family === 'ipv6' ? 'ip6tables' : 'iptables';
+}
+
+/** A rule as iptables arguments; an IPv6 one says so, its address alone could be overlooked in a log. */
 function describeRule(r: IptablesRule): string {
-  return `-t ${r.table} ${r.chain} ${r.args.join(' ')}`;
+  return `${r.family === 'ipv6' ? '(ip6tables) ' : ''}-t ${r.table} ${r.chain} ${r.args.join(' ')}`;
 }
 
 function failure(rule: IptablesRule, r: CommandResult): IptablesFailure {
@@ -80,23 +90,19 @@ function failure(rule: IptablesRule, r: CommandResult): IptablesFailure {
   return { rule, message: `${describeRule(rule)}: ${message}`, locked: /xtables lock|holding the lock/i.test(message) };
 }
 
+/** The rules of a set of local addresses, of one family or both, each checked, added and removed with its family's tool. */
 export class IptablesRules {
-  private readonly cmd: string;
-
   constructor(
     readonly rules: readonly IptablesRule[],
-    ipv6: boolean,
     private readonly run: CommandRunner = runCommand,
-  ) {
-    this.cmd = ipv6 ? 'ip6tables' : 'iptables';
-  }
+  ) {}
 
   static forAddresses(localIPs: readonly string[], port: number, healthPort: number, run?: CommandRunner): IptablesRules {
-    return new IptablesRules(nodeCacheRules(localIPs, port, healthPort), localIPs.some((ip) => isIPv6(ip)), run);
+    return new IptablesRules(nodeCacheRules(localIPs, port, healthPort), run);
   }
 
   private exec(op: '-C' | '-I' | '-D', r: IptablesRule): Promise<CommandResult> {
-    return this.run(this.cmd, ['-w', '-t', r.table, op, r.chain, ...r.args]);
+    return this.run(iptablesCommand(r.family), ['-w', '-t', r.table, op, r.chain, ...r.args]);
   }
 
   /** Puts every missing rule first in its chain (node-cache prepends). Returns what it added and what failed. */

@@ -1,23 +1,24 @@
 // What iptables-save shows of node-cache's rules: the expected lines, written out, and the
 // NodeLocal lines picked from real iptables-save output.
 
-/** The rules iptables-save prints for one local address (DNS on 53, health on 8080), in a chain's order after ensure(). */
-export function savedRules(ip: string): string[] {
+/** The rules iptables-save (ip6tables-save for an IPv6 address) prints for one local address (DNS on 53, health on 8080), in a chain's order after ensure(). */
+export function savedRules(address: string): string[] {
+  const ip = address.includes(':') ? `${address}/128` : `${address}/32`;
   const skipCt = '-m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK';
   const allow = '-m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT';
   return [
-    `-A PREROUTING -d ${ip}/32 -p udp -m udp --dport 53 ${skipCt}`,
-    `-A PREROUTING -d ${ip}/32 -p tcp -m tcp --dport 53 ${skipCt}`,
-    `-A OUTPUT -s ${ip}/32 -p tcp -m tcp --sport 8080 ${skipCt}`,
-    `-A OUTPUT -d ${ip}/32 -p tcp -m tcp --dport 8080 ${skipCt}`,
-    `-A OUTPUT -d ${ip}/32 -p udp -m udp --dport 53 ${skipCt}`,
-    `-A OUTPUT -d ${ip}/32 -p tcp -m tcp --dport 53 ${skipCt}`,
-    `-A OUTPUT -s ${ip}/32 -p udp -m udp --sport 53 ${skipCt}`,
-    `-A OUTPUT -s ${ip}/32 -p tcp -m tcp --sport 53 ${skipCt}`,
-    `-A INPUT -d ${ip}/32 -p udp -m udp --dport 53 ${allow}`,
-    `-A INPUT -d ${ip}/32 -p tcp -m tcp --dport 53 ${allow}`,
-    `-A OUTPUT -s ${ip}/32 -p udp -m udp --sport 53 ${allow}`,
-    `-A OUTPUT -s ${ip}/32 -p tcp -m tcp --sport 53 ${allow}`,
+    `-A PREROUTING -d ${ip} -p udp -m udp --dport 53 ${skipCt}`,
+    `-A PREROUTING -d ${ip} -p tcp -m tcp --dport 53 ${skipCt}`,
+    `-A OUTPUT -s ${ip} -p tcp -m tcp --sport 8080 ${skipCt}`,
+    `-A OUTPUT -d ${ip} -p tcp -m tcp --dport 8080 ${skipCt}`,
+    `-A OUTPUT -d ${ip} -p udp -m udp --dport 53 ${skipCt}`,
+    `-A OUTPUT -d ${ip} -p tcp -m tcp --dport 53 ${skipCt}`,
+    `-A OUTPUT -s ${ip} -p udp -m udp --sport 53 ${skipCt}`,
+    `-A OUTPUT -s ${ip} -p tcp -m tcp --sport 53 ${skipCt}`,
+    `-A INPUT -d ${ip} -p udp -m udp --dport 53 ${allow}`,
+    `-A INPUT -d ${ip} -p tcp -m tcp --dport 53 ${allow}`,
+    `-A OUTPUT -s ${ip} -p udp -m udp --sport 53 ${allow}`,
+    `-A OUTPUT -s ${ip} -p tcp -m tcp --sport 53 ${allow}`,
   ];
 }
 
