@@ -98,7 +98,9 @@ describe('the drop-in modes, one-shot', () => {
     { name: 'kdns coredns -h: usage, exit 0', args: ['coredns', '-h'], code: 0, stderr: /^Usage of coredns:\n/ },
     { name: 'node-cache -version', args: ['node-cache', '-version'], code: 0, stdout: /^kdns-/ },
     { name: 'node-cache: a bad -localip', args: ['-localip', '169.254.20.10,nodelocal'], code: 1, stderr: /^Error parsing flags - invalid localip specified - "nodelocal", Exiting\n/ },
-    { name: 'node-cache: mixed families', args: ['-localip', '169.254.20.10,fd00::10'], code: 1, stderr: /unexpected IP Family for localIP - "fd00::10", want IPv6=false/ },
+    { name: 'node-cache: an IPv6 link-local -localip', args: ['-localip', '169.254.20.10,fe80::10'], code: 1, stderr: /^Error parsing flags - invalid localip specified - "fe80::10": an IPv6 link-local address \(fe80::\/10\)/ },
+    { name: 'node-cache: a bad -prometheus-listen-address', args: ['-localip', '169.254.20.10', '-prometheus-listen-address', '9253'], code: 1, stderr: /^Error parsing flags - invalid -prometheus-listen-address "9253": missing port in address/ },
+    { name: 'node-cache: a bad boolean names its flag', args: ['-localip', '169.254.20.10', '-setupiptables=maybe'], code: 2, stderr: /^invalid boolean value "maybe" for -setupiptables: parse error\n/ },
     { name: 'node-cache: a bad -health-port', args: ['-localip', '169.254.20.10', '-health-port', 'http'], code: 1, stderr: /invalid healthcheck port specified - "http"/ },
     {
       name: 'node-cache: a template that is not there',

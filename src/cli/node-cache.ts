@@ -1,13 +1,12 @@
 // `kdns node-cache ARGS`: kdns taking the node-cache binary's command line (NodeLocal DNSCache,
-// kubernetes/dns cmd/node-cache): CoreDNS's flags plus -localip, -upstreamsvc, -setupinterface,
+// kubernetes-sigs/node-local-dns cmd/node-cache): CoreDNS's flags plus -localip, -upstreamsvc, -setupinterface,
 // -setupiptables, … in Go's syntax, so the stock nodelocaldns.yaml DaemonSet runs kdns by
 // changing only its image. `kdns -localip …` and a binary named `node-cache` come here too.
 import type { Command } from 'commander';
-import { isIP } from 'node:net';
 import { createLogger, type Logger } from '../server/log.js';
 import { trapSignals } from './signals.js';
 import { DEFAULT_KUBE_DNS_DIR, NodeCacheApp, type NodeCacheAppParams } from '../nodecache/app.js';
-import { PillarError, parseLocalIPs, serviceHostEnv } from '../nodecache/pillars.js';
+import { FlagError, nodeCacheParams, serviceHostEnv } from '../nodecache/flags.js';
 import { existsSync } from 'node:fs';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 import { COREDNS_FLAGS, dnsPort, logListening, parseOrExit, pluginsText, versionText, writePidfile } from './coredns.js';
@@ -16,20 +15,7 @@ import { boolFlag, stringFlag, type GoFlagSet } from './goflags.js';
 
 export const NODE_CACHE_FLAGS: GoFlagSet = { ...COREDNS_FLAGS, ...NODE_CACHE_OWN_FLAGS };
 
-/** -syncinterval: node-cache reads a number of seconds; a Go duration (30s, 1m, 1m30s) is taken as written. Zero is refused (a busy loop). */
-export function parseSyncInterval(text: string): number | undefined {
-  if (/^[0-9]+$/.test(text)) return Number(text) > 0 ? Number(text) * 1000 : undefined;
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let ms = 0;
-  let rest = text;
-  while (rest !== '') {
-    const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/.exec(rest);
-    if (!m) return undefined;
-    ms += Number(m[1]) * (units[m[2] as string] as number);
-    rest = rest.slice(m[0].length);
-  }
-  return ms > 0 ? ms : undefined;
-}
+export { parseSyncInterval } from '../nodecache/flags.js';
 
 function fatal(message: string, code = EXIT_INVALID): never {
   console.error(`Error parsing flags - ${message}, Exiting`);
@@ -43,40 +29,38 @@ export function appParams(args: readonly string[]): { params: NodeCacheAppParams
   if (p.rest.length > 0) fatal(`extra command line arguments: [${p.rest.join(' ')}]`, EXIT_USAGE);
   if (boolFlag(p, f, 'version')) return 'version';
   if (boolFlag(p, f, 'plugins')) return 'plugins';
-  let localIPs: string[];
+  let params: NodeCacheAppParams;
   try {
-    localIPs = parseLocalIPs(stringFlag(p, f, 'localip'));
+    params = nodeCacheParams(
+      {
+        localip: stringFlag(p, f, 'localip'),
+        upstreamsvc: stringFlag(p, f, 'upstreamsvc'),
+        basecorefile: stringFlag(p, f, 'basecorefile'),
+        conf: stringFlag(p, f, 'conf'),
+        corefile: stringFlag(p, f, 'corefile'),
+        kubednscm: stringFlag(p, f, 'kubednscm'),
+        setupinterface: boolFlag(p, f, 'setupinterface'),
+        interfacename: stringFlag(p, f, 'interfacename'),
+        setupiptables: boolFlag(p, f, 'setupiptables'),
+        skipteardown: boolFlag(p, f, 'skipteardown'),
+        'health-port': stringFlag(p, f, 'health-port'),
+        syncinterval: stringFlag(p, f, 'syncinterval'),
+        'metrics-listen-address': stringFlag(p, f, 'metrics-listen-address'),
+        'prometheus-listen-address': stringFlag(p, f, 'prometheus-listen-address'),
+        reloadwithsignal: boolFlag(p, f, 'reloadwithsignal'),
+      },
+      { port: dnsPort(p), env: process.env, defaultKubeDnsDir: existsSync(DEFAULT_KUBE_DNS_DIR) ? DEFAULT_KUBE_DNS_DIR : undefined },
+    );
   } catch (e) {
-    fatal(e instanceof PillarError ? e.message : String(e));
+    fatal(e instanceof FlagError ? e.message : String(e));
   }
-  const healthPort = stringFlag(p, f, 'health-port');
-  if (!/^[0-9]+$/.test(healthPort) || Number(healthPort) > 65535) fatal(`invalid healthcheck port specified - "${healthPort}"`);
-  const syncIntervalMs = parseSyncInterval(stringFlag(p, f, 'syncinterval'));
-  if (syncIntervalMs === undefined) fatal(`invalid -syncinterval "${stringFlag(p, f, 'syncinterval')}" (seconds, or a duration such as 1m)`);
-  const svc = stringFlag(p, f, 'upstreamsvc');
-  const env = serviceHostEnv(svc);
-  const clusterIP = process.env[env];
-  const clusterDNS = clusterIP !== undefined && isIP(clusterIP) !== 0 ? clusterIP : undefined;
-  if (clusterDNS === undefined) console.error(`[WARNING] Unable to lookup IP address of Upstream service ${svc}, env ${env} "${clusterIP ?? ''}"`);
-  // node-cache always writes to -conf (CoreDNS's flag); -corefile only names the file when -conf is absent.
-  const conf = stringFlag(p, f, 'conf');
-  const kubednscm = stringFlag(p, f, 'kubednscm');
+  if (params.clusterDNS === undefined) {
+    const svc = stringFlag(p, f, 'upstreamsvc');
+    const env = serviceHostEnv(svc);
+    console.error(`[WARNING] Unable to lookup IP address of Upstream service ${svc}, env ${env} "${process.env[env] ?? ''}"`);
+  }
   return {
-    params: {
-      localIPs,
-      port: dnsPort(p),
-      healthPort: Number(healthPort),
-      baseCorefile: stringFlag(p, f, 'basecorefile'),
-      corefile: conf !== '' ? conf : stringFlag(p, f, 'corefile'),
-      kubeDnsDir: kubednscm !== '' ? kubednscm : existsSync(DEFAULT_KUBE_DNS_DIR) ? DEFAULT_KUBE_DNS_DIR : undefined,
-      clusterDNS,
-      setupInterface: boolFlag(p, f, 'setupinterface'),
-      interfaceName: stringFlag(p, f, 'interfacename'),
-      setupIptables: boolFlag(p, f, 'setupiptables'),
-      skipTeardown: boolFlag(p, f, 'skipteardown'),
-      syncIntervalMs,
-      metricsListen: stringFlag(p, f, 'metrics-listen-address'),
-    },
+    params,
     pidfile: stringFlag(p, f, 'pidfile'),
     quiet: boolFlag(p, f, 'quiet'),
   };

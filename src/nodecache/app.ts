@@ -47,6 +47,8 @@ export interface NodeCacheAppParams {
   syncIntervalMs: number;
   /** host:port for a /metrics of its own (node-cache's -metrics-listen-address). */
   metricsListen: string;
+  /** What the template's __PROMETHEUS__ENDPOINT__ becomes (node-cache's -prometheus-listen-address). */
+  prometheusListen: string;
 }
 
 /** The setup-errors counter node-cache exports, every errortype present from the start. */
@@ -127,7 +129,7 @@ export class NodeCacheApp {
     const p = this.params;
     this.refreshKubeDns();
     const template = readFileSync(p.baseCorefile, 'utf8');
-    return renderTemplate(template, { localIPs: p.localIPs, port: p.port, clusterDNS: p.clusterDNS, kubeDns: this.kubeDns });
+    return renderTemplate(template, { localIPs: p.localIPs, port: p.port, clusterDNS: p.clusterDNS, kubeDns: this.kubeDns, prometheusEndpoint: p.prometheusListen });
   }
 
   /** Renders and writes -conf; false (and the configmap error counted) when the ConfigMaps cannot be rendered. */

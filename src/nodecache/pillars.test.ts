@@ -1,11 +1,19 @@
-// The node-local-dns ConfigMap's template rendered as node-cache renders it, and the kube-dns
-// ConfigMap read as node-cache reads it.
+// The node-local-dns ConfigMap's template rendered as node-cache renders it (every placeholder
+// node-cache fills in, IPv4, IPv6 and dual-stack local addresses), and the kube-dns ConfigMap
+// read as node-cache reads it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { STOCK_TEMPLATE } from '../../test/util/manifests.js';
-import { EMPTY_KUBE_DNS_CONFIG, PillarError, parseKubeDnsConfig, parseLocalIPs, renderTemplate, serviceHostEnv, type KubeDnsConfig } from './pillars.js';
+import { EMPTY_KUBE_DNS_CONFIG, PillarError, parseKubeDnsConfig, renderTemplate, serviceHostEnv, type KubeDnsConfig, type PillarValues } from './pillars.js';
 
-const values = (kubeDns: KubeDnsConfig = EMPTY_KUBE_DNS_CONFIG, clusterDNS: string | null = '10.96.0.11') => ({ localIPs: ['169.254.20.10', '10.96.0.10'], port: 53, clusterDNS: clusterDNS ?? undefined, kubeDns });
+const values = (kubeDns: KubeDnsConfig = EMPTY_KUBE_DNS_CONFIG, clusterDNS: string | null = '10.96.0.11', more: Partial<PillarValues> = {}): PillarValues => ({
+  localIPs: ['169.254.20.10', '10.96.0.10'],
+  port: 53,
+  clusterDNS: clusterDNS ?? undefined,
+  kubeDns,
+  prometheusEndpoint: ':9253',
+  ...more,
+});
 
 describe('renderTemplate', () => {
   test('the stock template: cluster DNS from the upstream Service, the rest to /etc/resolv.conf', () => {
@@ -13,7 +21,7 @@ describe('renderTemplate', () => {
     assert.equal(out, STOCK_TEMPLATE.replaceAll('__PILLAR__CLUSTER__DNS__', '10.96.0.11').replace('__PILLAR__UPSTREAM__SERVERS__', '/etc/resolv.conf'));
   });
 
-  const cases: Array<{ name: string; template: string; kubeDns?: KubeDnsConfig; want: string }> = [
+  const cases: Array<{ name: string; template: string; kubeDns?: KubeDnsConfig; more?: Partial<PillarValues>; want: string }> = [
     {
       name: 'local addresses and the DNS server placeholder (IPVS-mode templates keep them)',
       template: 'bind __PILLAR__LOCAL__DNS__ __PILLAR__DNS__SERVER__\nhealth __PILLAR__LOCAL__DNS__:8080\n',
@@ -39,8 +47,37 @@ describe('renderTemplate', () => {
         '\nacme.local:53 {\n    errors\n    cache 30\n    bind 169.254.20.10 10.96.0.10\n    forward . 10.0.0.8 10.0.0.9\n}\n' +
         '\ncorp.example:53 {\n    errors\n    cache 30\n    bind 169.254.20.10 10.96.0.10\n    forward . 10.0.0.7\n}\n',
     },
+    {
+      name: '__PROMETHEUS__ENDPOINT__: the default of -prometheus-listen-address',
+      template: '.:53 {\n    prometheus __PROMETHEUS__ENDPOINT__\n}\n',
+      want: '.:53 {\n    prometheus :9253\n}\n',
+    },
+    {
+      name: '__PROMETHEUS__ENDPOINT__: the address -prometheus-listen-address gives, in every block',
+      template: 'a:53 {\n    prometheus __PROMETHEUS__ENDPOINT__\n}\nb:53 {\n    prometheus __PROMETHEUS__ENDPOINT__\n}\n',
+      more: { prometheusEndpoint: '169.254.20.10:9253' },
+      want: 'a:53 {\n    prometheus 169.254.20.10:9253\n}\nb:53 {\n    prometheus 169.254.20.10:9253\n}\n',
+    },
+    {
+      name: 'dual-stack: both families\' local addresses where the template binds, and IPv6 cluster DNS',
+      template: 'bind __PILLAR__LOCAL__DNS__ __PILLAR__DNS__SERVER__\nforward . __PILLAR__CLUSTER__DNS__\n',
+      more: { localIPs: ['169.254.20.10', 'fd00::10', '10.96.0.10', 'fd00:10:96::a'], clusterDNS: 'fd00:10:96::b' },
+      want: 'bind 169.254.20.10 fd00::10 10.96.0.10 fd00:10:96::a \nforward . fd00:10:96::b\n',
+    },
+    {
+      name: 'dual-stack: a stub domain\'s block binds both families',
+      template: '',
+      kubeDns: { stubDomains: { 'acme.local': ['10.0.0.8'] }, upstreamNameservers: [] },
+      more: { localIPs: ['169.254.20.10', 'fd00::10'] },
+      want: '\nacme.local:53 {\n    errors\n    cache 30\n    bind 169.254.20.10 fd00::10\n    forward . 10.0.0.8\n}\n',
+    },
+    {
+      name: 'the cluster domain\'s placeholder is the install instructions\' sed, not node-cache\'s: left as written',
+      template: '__PILLAR__DNS__DOMAIN__:53 {\n    errors\n}\n',
+      want: '__PILLAR__DNS__DOMAIN__:53 {\n    errors\n}\n',
+    },
   ];
-  for (const c of cases) test(c.name, () => assert.equal(renderTemplate(c.template, values(c.kubeDns)), c.want));
+  for (const c of cases) test(c.name, () => assert.equal(renderTemplate(c.template, values(c.kubeDns, '10.96.0.11', c.more)), c.want));
 
   test('the cluster DNS placeholder with no upstream Service IP is an error, not a Corefile with a hole', () => {
     assert.throws(() => renderTemplate(STOCK_TEMPLATE, values(EMPTY_KUBE_DNS_CONFIG, null)), { name: 'PillarError', message: "__PILLAR__CLUSTER__DNS__ is used but the upstream Service's IP is unknown" });
@@ -81,21 +118,11 @@ describe('parseKubeDnsConfig', () => {
   }
 });
 
-describe('serviceHostEnv and parseLocalIPs', () => {
+describe('serviceHostEnv', () => {
   const envs: Array<[string, string]> = [
     ['kube-dns', 'KUBE_DNS_SERVICE_HOST'],
     ['kube-dns-upstream', 'KUBE_DNS_UPSTREAM_SERVICE_HOST'],
     ['coredns', 'COREDNS_SERVICE_HOST'],
   ];
   for (const [svc, env] of envs) test(`${svc} → ${env}`, () => assert.equal(serviceHostEnv(svc), env));
-
-  test('two IPv4 addresses', () => assert.deepEqual(parseLocalIPs('169.254.20.10,10.96.0.10'), ['169.254.20.10', '10.96.0.10']));
-  test('IPv6', () => assert.deepEqual(parseLocalIPs('fd00::a,fd00::b'), ['fd00::a', 'fd00::b']));
-  const bad: Array<[string, string]> = [
-    ['', 'invalid localip specified - ""'],
-    ['169.254.20.10,', 'invalid localip specified - ""'],
-    ['nodelocal', 'invalid localip specified - "nodelocal"'],
-    ['169.254.20.10,fd00::a', 'unexpected IP Family for localIP - "fd00::a", want IPv6=false'],
-  ];
-  for (const [text, error] of bad) test(`invalid -localip "${text}"`, () => assert.throws(() => parseLocalIPs(text), { message: error }));
 });

@@ -5,15 +5,22 @@
 //   __PILLAR__UPSTREAM__SERVERS__ the kube-dns ConfigMap's upstreamNameservers, else /etc/resolv.conf
 //   __PILLAR__LOCAL__DNS__        the -localip addresses
 //   __PILLAR__DNS__SERVER__       removed (the kube-dns IP is already among -localip)
+//   __PROMETHEUS__ENDPOINT__      -prometheus-listen-address (default :9253), for `prometheus`
 // plus a block per stubDomains entry of the kube-dns ConfigMap. Pure: text in, text out.
-import { isIP } from 'node:net';
+// (__PILLAR__DNS__DOMAIN__ and the like are the install instructions' sed, before kubectl
+// apply: node-cache never sees them.)
 import { parseUpstream } from '../plugins/pkg/upstreams.js';
 import { readable } from './flags.js';
+
+export { serviceHostEnv } from './flags.js';
 
 export const PILLAR_CLUSTER_DNS = '__PILLAR__CLUSTER__DNS__';
 export const PILLAR_UPSTREAM_SERVERS = '__PILLAR__UPSTREAM__SERVERS__';
 export const PILLAR_LOCAL_DNS = '__PILLAR__LOCAL__DNS__';
 export const PILLAR_DNS_SERVER = '__PILLAR__DNS__SERVER__';
+export const PILLAR_PROMETHEUS_ENDPOINT = '__PROMETHEUS__ENDPOINT__';
+/** node-cache's -prometheus-listen-address default: every address, NodeLocal DNSCache's metrics port. */
+export const DEFAULT_PROMETHEUS_ENDPOINT = ':9253';
 
 /** What node-cache reads from the kube-dns ConfigMap (mounted at /etc/kube-dns). */
 export interface KubeDnsConfig {
@@ -29,6 +36,8 @@ export interface PillarValues {
   /** The upstream Service's ClusterIP; undefined when its environment variable is unset. */
   clusterDNS: string | undefined;
   kubeDns: KubeDnsConfig;
+  /** What __PROMETHEUS__ENDPOINT__ becomes: -prometheus-listen-address. */
+  prometheusEndpoint: string;
 }
 
 /** A template that cannot be rendered, or a kube-dns ConfigMap that is not valid. */
@@ -37,11 +46,6 @@ export class PillarError extends Error {
     super(message);
     this.name = 'PillarError';
   }
-}
-
-/** The environment variable Kubernetes sets to a Service's ClusterIP in every pod: kube-dns-upstream → KUBE_DNS_UPSTREAM_SERVICE_HOST. */
-export function serviceHostEnv(service: string): string {
-  return `${service.replace(/-/g, '_').toUpperCase()}_SERVICE_HOST`;
 }
 
 /** The forward block the stock template sends `.` over TCP with; custom upstreams get UDP (as node-cache). */
@@ -62,6 +66,7 @@ export function renderTemplate(template: string, v: PillarValues): string {
   text = text.split(PILLAR_UPSTREAM_SERVERS).join(custom.length > 0 ? custom.join(' ') : '/etc/resolv.conf');
   text = text.split(PILLAR_LOCAL_DNS).join(v.localIPs.join(' '));
   text = text.split(PILLAR_DNS_SERVER).join('');
+  text = text.split(PILLAR_PROMETHEUS_ENDPOINT).join(v.prometheusEndpoint);
   const stubs = Object.keys(v.kubeDns.stubDomains).sort();
   return text + stubs.map((d) => stubBlock(d, v.kubeDns.stubDomains[d] ?? [], v)).join('');
 }
@@ -107,13 +112,4 @@ function jsonKey(files: ReadonlyMap<string, string>, key: string): unknown {
   } catch (e) {
     throw new PillarError(`${key}: ${(e as Error).message}`);
   }
-}
-
-/** -localip: addresses, all of one family (node-cache refuses a mix). */
-export function parseLocalIPs(text: string): string[] {
-  const ips = text.split(',').map((s) => s.trim());
-  for (const ip of ips) if (isIP(ip) === 0) throw new PillarError(`invalid localip specified - "${ip}"`);
-  const family = isIP(ips[0] as string);
-  for (const ip of ips) if (isIP(ip) !== family) throw new PillarError(`unexpected IP Family for localIP - "${ip}", want IPv6=${family === 6}`);
-  return ips;
 }
