@@ -1,6 +1,7 @@
 // The plugins this build has: directive name → its setup module. A setup module is imported only
 // when a Corefile names its directive, so a process holds the code of the plugins it runs and no
-// other, and starts without loading the rest (docs/memory.md says where kdns's memory goes).
+// other, and starts without loading the rest (docs/notes/2026-11-28-memory.md says where kdns's
+// memory goes).
 // The imports are written out so the compiler checks that every module exports a setup and a
 // build tool sees every plugin; nothing is found by looking at the file system.
 // Used by the server's configuration loader (src/server/config.ts) and by `-plugins`
