@@ -3,7 +3,8 @@
 
 import dgram from 'node:dgram';
 import net from 'node:net';
-import type { Dispatcher, Outcome } from './dispatch.js';
+import type { Dispatcher } from './dispatch.js';
+import { isPromise } from './promise.js';
 import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY } from './nativeudp.js';
 import { nativeUdp } from '../lib/native/udp.js';
 import type { ClientInfo } from './request.js';
@@ -16,10 +17,6 @@ const MAPPED_V4 = '::ffff:';
 /** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
 export function plainAddress(a: string): string {
   return a.startsWith(MAPPED_V4) && a.includes('.') ? a.slice(MAPPED_V4.length) : a;
-}
-
-function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** How UDP is read and written: kdns's batched socket when built, else node:dgram. */

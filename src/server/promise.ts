@@ -2,7 +2,7 @@
 // handlers return `MaybePromise<Reply | undefined>` and only await when the next plugin really
 // went asynchronous (an await on a plain value would still cost a microtask per query).
 // Used by the log, errors, prometheus, cache and loadbalance handlers and by the server's
-// dispatcher and native UDP listener.
+// dispatcher, its UDP listeners and its TCP connections.
 
 import type { MaybePromise } from './plugin.js';
 

@@ -16,6 +16,7 @@ import { close, open, readFileSync } from 'node:fs';
 import type net from 'node:net';
 import type { Dispatcher, Outcome } from './dispatch.js';
 import type { ClientInfo } from './request.js';
+import { isPromise } from './promise.js';
 
 export interface TcpLimits {
   /** Close a connection with no complete query for this long (ms). */
@@ -71,10 +72,6 @@ const EMPTY = Buffer.alloc(0);
 const OWN_BYTES = 64 * 1024;
 /** Waiting bytes up to this many are copied into a buffer of their size instead. */
 const SMALL_TAIL = 4096;
-
-function isPromise(v: Outcome): v is Promise<Buffer | undefined> {
-  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
-}
 
 /**
  * Shares the event loop among TCP connections. A connection with new bytes is answered at once,
