@@ -19,8 +19,6 @@ export const PILLAR_UPSTREAM_SERVERS = '__PILLAR__UPSTREAM__SERVERS__';
 export const PILLAR_LOCAL_DNS = '__PILLAR__LOCAL__DNS__';
 export const PILLAR_DNS_SERVER = '__PILLAR__DNS__SERVER__';
 export const PILLAR_PROMETHEUS_ENDPOINT = '__PROMETHEUS__ENDPOINT__';
-/** node-cache's -prometheus-listen-address default: every address, NodeLocal DNSCache's metrics port. */
-export const DEFAULT_PROMETHEUS_ENDPOINT = ':9253';
 
 /** What node-cache reads from the kube-dns ConfigMap (mounted at /etc/kube-dns). */
 export interface KubeDnsConfig {
