@@ -5,24 +5,30 @@
 # Build and push it from the repository root (the tag the manifests use, deploy/base/):
 #   docker build -f deploy/nodecache.Dockerfile -t ghcr.io/kdns/kdns-nodecache:0.1.0 .
 #   docker push ghcr.io/kdns/kdns-nodecache:0.1.0
+# The base images are build arguments, so a mirror or a pinned digest can stand in for them:
+#   --build-arg BUILD_BASE=…     the build stage: Debian with Node.js 26, npm and Node's headers
+#   --build-arg RUNTIME_BASE=…   the runtime: Debian (apt-get) with Node.js 26 as `node` on PATH
+ARG BUILD_BASE=node:26-trixie-slim
+ARG RUNTIME_BASE=node:26-trixie-slim
 
-# Stage 1: the same build as deploy/Dockerfile.
-FROM node:26-trixie-slim AS build
+# Stage 1: deploy/Dockerfile's build, instruction for instruction (libcap2-bin included, though
+# only that image uses setcap), so that a builder's layer cache serves both images from one build.
+FROM ${BUILD_BASE} AS build
 RUN apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends gcc libc6-dev \
+ && apt-get install -y -qq --no-install-recommends gcc libc6-dev libcap2-bin \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig*.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
 COPY scripts/build-native.mjs ./scripts/
-RUN npx tsc -p tsconfig.build.json && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
+RUN npm run build && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
 
 # Stage 2: the runtime. It runs as root, like NodeLocal DNSCache's image: making an interface
 # and firewall rules on the host's network needs NET_ADMIN, and Kubernetes gives an added
 # capability only to root (a non-root user's added capabilities are not effective). The
 # manifests drop every other capability and make the root filesystem read-only.
-FROM node:26-trixie-slim
+FROM ${RUNTIME_BASE}
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends iproute2 iptables \
  && rm -rf /var/lib/apt/lists/*
