@@ -21,7 +21,7 @@ WORKDIR /src
 COPY package.json package-lock.json tsconfig*.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY src ./src
-COPY scripts/build-native.mjs ./scripts/
+COPY scripts/build-native.mjs scripts/clean-dist.mjs ./scripts/
 RUN npm run build && KDNS_NATIVE=required node scripts/build-native.mjs && npm prune --omit=dev
 
 # Stage 2: the runtime. It runs as root, like NodeLocal DNSCache's image: making an interface
