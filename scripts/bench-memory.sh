@@ -1,34 +1,53 @@
 #!/usr/bin/env bash
-# bench-memory.sh — how much memory `kdns serve` holds for a cluster of a given size.
+# bench-memory.sh — how much memory kdns holds, as `kdns serve` for a cluster of a given size and
+# as the node cache.
 #
-# Usage: scripts/bench-memory.sh [SERVICES:PODS ...]     (default: 10000:10000 100000:150000)
-#        npm run bench:memory [-- SERVICES:PODS ...]
+# Usage: scripts/bench-memory.sh [SIZE ...]     (default: 10000:10000 100000:150000)
+#        npm run bench:memory [-- SIZE ...]
+#
+#   SERVICES:PODS   `kdns serve` with the stock Kubernetes Corefile (errors, health, ready,
+#                   kubernetes with `pods insecure`, prometheus, forward, cache 30, loop, reload,
+#                   loadbalance) over a cluster of that size, queried with the auth query set
+#                   (~25,000 different names of the cluster)
+#   nodecache:PODS  kdns as deploy/nodecache runs it: node-cache's command line and its
+#                   ConfigMap's Corefile, workloads included, watching the PODS pods of its node
+#                   among 10,000 in the API; queried with the fwd query set (1,000 outside
+#                   names, each 20 times: misses to the upstream, then cache hits)
 #
 # For each size it
 #   1. writes (once, cached under $FIXTURES) the bench's cluster at that size with
 #      bench/fixture.ts: Namespaces, Services and EndpointSlices, plus PODS Pods spread over the
 #      same namespaces as `kind: List` JSON files of 10,000 Pods each (what `kubectl get pods -o
 #      json` writes, trimmed to the fields every real pod has);
-#   2. starts an upstream (named, for `forward`) and `kdns serve` pinned to CPU $SERVER_CPU with
-#      the stock Kubernetes Corefile (errors, health, ready, kubernetes with `pods insecure`,
-#      prometheus, forward, cache 30, loop, reload, loadbalance) on 127.0.0.1;
-#   3. reads VmRSS from /proc/PID/status when /ready first says 200 (plus 2 s) — "loaded";
-#      $SETTLE s later, before any query — "settled"; right after $DURATION s of dnsperf (pinned to CPU $LOAD_CPU, the fixture's
-#      queries-auth.txt) — "after load"; after $IDLE s more without queries — "idle"; and
-#      VmHWM, the peak;
+#   2. starts an upstream (named, for `forward`), with SOURCE=api or for the node cache a
+#      Kubernetes API server (test/util/fakeapi.ts behind TLS, seeded with the fixture's objects,
+#      pinned to CPU $LOAD_CPU), and kdns pinned to CPU $SERVER_CPU on 127.0.0.1;
+#   3. reads VmRSS from /proc/PID/status when kdns is ready (/ready says 200; the node cache:
+#      /health says 200 and it has logged its node's pods) plus 2 s — "loaded"; $SETTLE s
+#      later, before any query — "settled"; right after $DURATION s of dnsperf (pinned to CPU
+#      $LOAD_CPU) — "after load"; after $IDLE s more without queries — "idle", with RssAnon
+#      and RssFile then (anonymous memory, and pages of files: the node binary's, shared and
+#      reclaimable); and VmHWM, the peak;
 #   4. prints one table row per size: MiB at each point, load time, QPS and the server's CPU
 #      µs per query during the load (a rough check; `npm run bench` is the QPS bench).
 #
 # As root it runs inside a fresh network namespace (only loopback exists), so nothing it starts
-# can reach beyond the machine. Not part of `npm test`; needs dnsperf, named, curl, taskset
-# (as root: bash bench/install.sh dnsperf bind9 curl) and a build (`npm run build`).
+# can reach beyond the machine. Not part of `npm test`; needs dnsperf, named, curl, taskset,
+# openssl (as root: bash bench/install.sh dnsperf bind9 curl) and a build (`npm run build`).
 #
 # Knobs (environment, defaults in brackets):
 #   KDNS_NODE_FLAGS [the flags kdns ships with, see README]  DURATION [10]  IDLE [30]  SETTLE [20]
 #   PORT [5300]  UPSTREAM_PORT [5399]  SERVER_CPU [0]  LOAD_CPU [1]  CLIENTS [4]  OUTSTANDING [100]
 #   FIXTURES [${TMPDIR:-/tmp}/kdns-bench-memory]  READY_TIMEOUT [600]  LABEL [free text column]
+#   SOURCE [manifests; api: `kdns serve` reads the cluster from the API server (endpoint with
+#     tls), as in a cluster, instead of the fixture's files]
 #   KEEP_LOG [0; 1 prints the kdns log path instead of deleting it]
 #   DROP [unset; e.g. "cache prometheus": leave these directives out, to see what each costs]
+#   PROBE [unset; a folder: kdns runs with scripts/memory-probe.mjs preloaded, and at each
+#     measuring point writes where its memory is (V8's heap spaces, code, the binary's pages,
+#     malloc) into PROBE/<size>[-LABEL].jsonl, printed as a table after the row (stderr)]
+#   SNAPSHOT [0; 1 with PROBE: after "idle", a heap snapshot into PROBE/<size>[-LABEL].heapsnapshot,
+#     its summary by constructor printed (stderr), and the figures after its full collection]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +64,7 @@ IDLE="${IDLE:-30}"
 SETTLE="${SETTLE:-20}"
 PORT="${PORT:-5300}"
 UPSTREAM_PORT="${UPSTREAM_PORT:-5399}"
+API_PORT="${API_PORT:-5443}"
 SERVER_CPU="${SERVER_CPU:-0}"
 LOAD_CPU="${LOAD_CPU:-1}"
 CLIENTS="${CLIENTS:-4}"
@@ -52,13 +72,28 @@ OUTSTANDING="${OUTSTANDING:-100}"
 FIXTURES="${FIXTURES:-${TMPDIR:-/tmp}/kdns-bench-memory}"
 READY_TIMEOUT="${READY_TIMEOUT:-600}"
 LABEL="${LABEL:-}"
+SOURCE="${SOURCE:-manifests}"
+case "$SOURCE" in manifests | api) ;; *) echo "bench-memory: SOURCE must be manifests or api, not '$SOURCE'" >&2; exit 2 ;; esac
 
-for tool in dnsperf named curl taskset node; do
+for tool in dnsperf named curl taskset node openssl; do
   command -v "$tool" >/dev/null || { echo "bench-memory: '$tool' not found (as root: bash bench/install.sh dnsperf bind9 curl)" >&2; exit 2; }
 done
 [ -f "$here/dist/cli/main.js" ] || { echo "bench-memory: no build; run npm run build" >&2; exit 2; }
 
 log() { echo "[bench-memory] $*" >&2; }
+
+probe_flags=""
+if [ -n "${PROBE:-}" ]; then
+  mkdir -p "$PROBE"
+  probe_flags="--import $here/scripts/memory-probe.mjs"
+fi
+# probe PID FILE LABEL: the preloaded probe appends where the memory is now to FILE.
+probe() {
+  [ -n "$2" ] || return 0
+  echo "$3" >"$2.label"
+  kill -WINCH "$1"
+  sleep 1
+}
 
 # fixture SERVICES PODS -> prints the fixture folder (cluster/, queries-auth.txt, example.test.zone)
 fixture() {
@@ -82,10 +117,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The upstream `forward` points at (the load never reaches it: every query is under cluster.local):
-# named, authoritative for the fixture's example.test.
 [ $# -gt 0 ] || set -- 10000:10000 100000:150000
-upstream_fixture="$(fixture "${1%%:*}" "${1##*:}")"
+
+# The upstream `forward` points at: named, authoritative for the fixture's example.test (the
+# serve load never reaches it, every query being under cluster.local; the node cache's does).
+first="$1"
+[ "${first%%:*}" != nodecache ] || first=10000:10000
+upstream_fixture="$(fixture "${first%%:*}" "${first##*:}")"
 mkdir -p "$run_dir/upstream"
 cat >"$run_dir/upstream/named.conf" <<CONF
 controls { };
@@ -102,12 +140,68 @@ CONF
 taskset -c "$LOAD_CPU" named -g -4 -n 1 -c "$run_dir/upstream/named.conf" >"$run_dir/upstream.log" 2>&1 &
 pids+=($!)
 
-measure() { # SERVICES PODS -> one table row on stdout
-  local services="$1" pods="$2" dir conf pid t0 t1 loaded after idle hwm p0 p1 out qps completed us
-  dir="$(fixture "$services" "$pods")"
-  conf="$run_dir/Corefile"
-  # The stock Kubernetes Corefile (kubeadm's coredns ConfigMap), on loopback ports.
-  cat >"$conf" <<CONF
+# Certificates for the API server (127.0.0.1) and a client, made once per run.
+certs() {
+  local c="$run_dir/certs"
+  [ -f "$c/ca.crt" ] && return 0
+  mkdir -p "$c"
+  (
+    cd "$c"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=bench-ca
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1
+    printf 'subjectAltName=IP:127.0.0.1\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile server.ext
+    openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=kdns
+    openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2
+  ) >/dev/null 2>&1
+}
+
+api_pid=""
+# start_api FIXTURE_DIR NODE_PODS: the API server with the fixture's objects; the first
+# NODE_PODS pods (0: none) moved to node bench-node. Waits until it accepts connections.
+start_api() {
+  certs
+  local seed="$run_dir/api.json"
+  node - "$1/cluster" "$2" "$run_dir/certs" "$API_PORT" >"$seed" <<'JS'
+const { readdirSync, readFileSync } = require('node:fs');
+const [dir, nodePods, certs, port] = process.argv.slice(2);
+const paths = { Namespace: '/api/v1/namespaces', Service: '/api/v1/services', EndpointSlice: '/apis/discovery.k8s.io/v1/endpointslices', Pod: '/api/v1/pods' };
+const seed = {};
+let moved = 0;
+for (const f of readdirSync(dir).sort()) {
+  for (const o of JSON.parse(readFileSync(`${dir}/${f}`, 'utf8')).items) {
+    if (o.kind === 'Pod' && moved < Number(nodePods)) { o.spec.nodeName = 'bench-node'; moved++; }
+    (seed[paths[o.kind]] ??= []).push(o);
+  }
+}
+process.stdout.write(JSON.stringify({ host: '127.0.0.1', port: Number(port), certFile: `${certs}/server.crt`, keyFile: `${certs}/server.key`, seed }));
+JS
+  if [ -n "$api_pid" ]; then kill "$api_pid" 2>/dev/null || true; wait "$api_pid" 2>/dev/null || true; fi
+  (cd "$here" && exec taskset -c "$LOAD_CPU" node --import tsx test/util/apiserver-main.ts "$seed") >"$run_dir/api.log" 2>&1 &
+  api_pid=$!
+  pids+=("$api_pid")
+  local deadline=$((SECONDS + 120))
+  until grep -q listening "$run_dir/api.log"; do
+    kill -0 "$api_pid" 2>/dev/null || { log "API server exited:"; cat "$run_dir/api.log" >&2; exit 1; }
+    [ "$SECONDS" -lt "$deadline" ] || { log "API server not listening after 120 s"; exit 1; }
+    sleep 0.2
+  done
+}
+
+# The kubernetes plugin's (or workloads') source lines: the fixture's folder, or the API server.
+source_lines() { # FIXTURE_DIR INDENT
+  if [ "$SOURCE" = api ]; then
+    printf '%sendpoint https://127.0.0.1:%s\n%stls %s %s %s\n' "$2" "$API_PORT" "$2" "$run_dir/certs/client.crt" "$run_dir/certs/client.key" "$run_dir/certs/ca.crt"
+  else
+    printf '%smanifests %s\n' "$2" "$1/cluster"
+  fi
+}
+
+# serve_corefile FIXTURE_DIR > Corefile: the stock Kubernetes Corefile (kubeadm's coredns
+# ConfigMap), on loopback ports, without the DROP directives.
+serve_corefile() {
+  local conf
+  conf="$(cat <<CONF
 .:$PORT {
     bind 127.0.0.1
     errors
@@ -116,7 +210,7 @@ measure() { # SERVICES PODS -> one table row on stdout
     }
     ready 127.0.0.1:18181
     kubernetes cluster.local in-addr.arpa ip6.arpa {
-        manifests $dir/cluster
+$(source_lines "$1" '        ')
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
@@ -129,50 +223,127 @@ measure() { # SERVICES PODS -> one table row on stdout
     loadbalance
 }
 CONF
+)"
   local d
   for d in ${DROP:-}; do
     # A directive and its { } block, if it has one.
-    awk -v d="$d" '$1 == d { skip = ($NF == "{") ? 2 : 1 } skip == 2 && $1 == "}" { skip = 0; next } skip == 1 { skip = 0; next } skip == 0 { print }' "$conf" >"$conf.new"
-    mv "$conf.new" "$conf"
+    conf="$(awk -v d="$d" '$1 == d { skip = ($NF == "{") ? 2 : 1 } skip == 2 && $1 == "}" { skip = 0; next } skip == 1 { skip = 0; next } skip == 0 { print }' <<<"$conf")"
   done
-  t0="$(date +%s.%N)"
-  # shellcheck disable=SC2086 # NODE_FLAGS is a list of flags
-  taskset -c "$SERVER_CPU" node $NODE_FLAGS "$here/bin/kdns" serve --conf "$conf" >"$run_dir/kdns-$services-$pods.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
+  printf '%s\n' "$conf"
+}
+
+# nodecache_template > Corefile.base: deploy/nodecache's ConfigMap template on loopback: the
+# addresses and ports moved to 127.0.0.1 and the bench's, the upstreams to named, `incluster`
+# to the API server with a client certificate (the same TLS client, without a service account).
+nodecache_template() {
+  node - "$here/deploy/nodecache/corefile.yaml" <<'JS' |
+const { readFileSync } = require('node:fs');
+const text = readFileSync(process.argv[2], 'utf8');
+// The block scalar under `Corefile: |`, de-indented (the ConfigMap has one key).
+const lines = text.slice(text.indexOf('  Corefile: |') + '  Corefile: |'.length + 1).split('\n');
+process.stdout.write(lines.map((l) => l.replace(/^ {4}/, '')).join('\n'));
+JS
+    sed -e "s/:53 {/:$PORT {/" -e "s/169\.254\.20\.10:8080/127.0.0.1:18080/" -e "s/prometheus :9253/prometheus 127.0.0.1:19253/" \
+      -e "s/__PILLAR__CLUSTER__DNS__/127.0.0.1:$UPSTREAM_PORT/" -e "s/__PILLAR__UPSTREAM__SERVERS__/127.0.0.1:$UPSTREAM_PORT/" \
+      -e "s|^\( *\)incluster\$|\1endpoint https://127.0.0.1:$API_PORT\n\1tls $run_dir/certs/client.crt $run_dir/certs/client.key $run_dir/certs/ca.crt|"
+}
+
+# wait_ready PID LOG WHAT: until kdns is ready (serve: /ready; nodecache: /health and its pods).
+wait_ready() {
   local deadline=$((SECONDS + READY_TIMEOUT))
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18181/ready 2>/dev/null)" = 200 ]; do
-    kill -0 "$pid" 2>/dev/null || { log "kdns exited:"; tail -n 20 "$run_dir/kdns-$services-$pods.log" >&2; exit 1; }
-    [ "$SECONDS" -lt "$deadline" ] || { log "kdns not ready after ${READY_TIMEOUT}s"; exit 1; }
+  while :; do
+    if [ "$3" = serve ]; then
+      [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18181/ready 2>/dev/null)" = 200 ] && return 0
+    else
+      [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18080/health 2>/dev/null)" = 200 ] && grep -q 'pods on node bench-node from' "$2" && return 0
+    fi
+    kill -0 "$1" 2>/dev/null || { log "kdns exited:"; tail -n 20 "$2" >&2; exit 1; }
+    [ "$SECONDS" -lt "$deadline" ] || { log "kdns not ready after ${READY_TIMEOUT}s"; tail -n 20 "$2" >&2; exit 1; }
     sleep 0.2
   done
+}
+
+measure() { # SIZE -> one table row on stdout
+  local size="$1" what services pods dir queries pid t0 t1 loaded settled after idle anon file hwm p0 p1 out qps completed us
+  local klog="$run_dir/kdns-$size.log"
+  if [ "${size%%:*}" = nodecache ]; then
+    what=nodecache
+    dir="$(fixture 10000 10000)"
+    queries="$dir/queries-fwd.txt"
+    start_api "$dir" "${size##*:}"
+  else
+    what=serve
+    services="${size%%:*}" pods="${size##*:}"
+    dir="$(fixture "$services" "$pods")"
+    queries="$dir/queries-auth.txt"
+    if [ "$SOURCE" = api ]; then start_api "$dir" 0; fi
+  fi
+  local probe_file=""
+  if [ -n "${PROBE:-}" ]; then
+    probe_file="$PROBE/${size/:/-}${LABEL:+-$LABEL}.jsonl"
+    rm -f "$probe_file"
+  fi
+  local args
+  if [ "$what" = serve ]; then
+    serve_corefile "$dir" >"$run_dir/Corefile"
+    args=(serve --conf "$run_dir/Corefile")
+  else
+    nodecache_template >"$run_dir/Corefile.base"
+    # node-cache's command line as deploy/nodecache passes it, without the interface and the
+    # iptables rules (they need the host's network; the memory is the server's).
+    args=(node-cache -localip 127.0.0.1 -conf "$run_dir/Corefile" -basecorefile "$run_dir/Corefile.base" -upstreamsvc kube-dns-upstream
+      -setupinterface=false -setupiptables=false -health-port 18080 -metrics-listen-address 127.0.0.1:19353)
+  fi
+  t0="$(date +%s.%N)"
+  # shellcheck disable=SC2086 # NODE_FLAGS is a list of flags
+  NODE_NAME=bench-node KUBE_DNS_UPSTREAM_SERVICE_HOST=127.0.0.1 KDNS_MEMORY_PROBE="$probe_file" KDNS_MEMORY_PROBE_SNAPSHOT="${probe_file%.jsonl}.heapsnapshot" \
+    taskset -c "$SERVER_CPU" node $probe_flags $NODE_FLAGS "$here/bin/kdns" "${args[@]}" >"$klog" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  wait_ready "$pid" "$klog" "$what"
   t1="$(date +%s.%N)"
   sleep 2
   loaded="$(kib "$pid" VmRSS)"
+  probe "$pid" "$probe_file" loaded
   # V8's memory reducer returns the loading garbage some seconds after the last allocation.
   sleep "$SETTLE"
   settled="$(kib "$pid" VmRSS)"
+  probe "$pid" "$probe_file" settled
   p0="$(ticks "$pid")"
-  out="$(taskset -c "$LOAD_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -d "$dir/queries-auth.txt" -l "$DURATION" \
+  out="$(taskset -c "$LOAD_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -d "$queries" -l "$DURATION" \
     -c "$CLIENTS" -q "$OUTSTANDING" -O suppress=timeouts,unexpected,congestion,sockready 2>&1)"
   after="$(kib "$pid" VmRSS)"
   p1="$(ticks "$pid")"
+  probe "$pid" "$probe_file" after-load
   sleep "$IDLE"
   idle="$(kib "$pid" VmRSS)"
+  anon="$(kib "$pid" RssAnon)"
+  file="$(kib "$pid" RssFile)"
   hwm="$(kib "$pid" VmHWM)"
+  probe "$pid" "$probe_file" idle
+  if [ "${SNAPSHOT:-0}" = 1 ] && [ -n "$probe_file" ]; then
+    probe "$pid" "$probe_file" snapshot
+    # Written synchronously in the signal's turn; the record follows it.
+    local waited=0
+    until [ "$(grep -c '"label":"snapshot"' "$probe_file" 2>/dev/null)" = 1 ] || [ "$waited" -ge 120 ]; do sleep 1; waited=$((waited + 1)); done
+  fi
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   qps="$(awk -F': *' '/Queries per second:/ { printf "%.0f", $2 }' <<<"$out")"
   completed="$(awk -F': *' '/Queries completed:/ { split($2, a, " "); print a[1] }' <<<"$out")"
   us="$(awk -v t=$((p1 - p0)) -v hz="$(getconf CLK_TCK)" -v n="${completed:-0}" 'BEGIN { printf "%.1f", (n > 0 ? 1e6 * t / hz / n : 0) }')"
-  printf '%-16s %9s %9s %10s %8s %8s %7.1f %8s %8s  %s\n' "$services+$pods" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
-    "$(mib "$idle")" "$(mib "$hwm")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+  if [ -n "$probe_file" ] && [ -s "$probe_file" ]; then
+    node "$here/scripts/memory-probe.mjs" "$probe_file" >&2
+    if [ -f "${probe_file%.jsonl}.heapsnapshot" ]; then node "$here/scripts/heap-summary.mjs" "${probe_file%.jsonl}.heapsnapshot" 40 >&2; fi
+  fi
+  printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7.1f %8s %8s  %s\n' "$size" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
+    "$(mib "$idle")" "$(mib "$anon")" "$(mib "$file")" "$(mib "$hwm")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
     "${qps:-?}" "$us" "$LABEL"
 }
 
-printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s  %s\n' "svc+pods" "loaded" "settled" "after-load" "idle" "HWM" "load_s" "qps" "cpu_us/q" "label"
-printf '%-16s %9s %9s %10s %8s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
+printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %8s %8s  %s\n' "size" "loaded" "settled" "after-load" "idle" "anon" "file" "HWM" "load_s" "qps" "cpu_us/q" "label"
+printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
 for size in "$@"; do
-  measure "${size%%:*}" "${size##*:}"
+  measure "$size"
 done
-log "node flags: ${NODE_FLAGS:-(none)}"
+log "node $(node -v), flags: ${NODE_FLAGS:-(none)}; source: $SOURCE; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
