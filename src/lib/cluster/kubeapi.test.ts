@@ -3,12 +3,14 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { waitFor } from '../../../test/util/net.js';
 import { FakeApiServer, type FakeApiOptions } from '../../../test/util/fakeapi.js';
-import { Backoff, createKubeApiSource, DEFAULT_TIMING, resourcesFor, runsClientNode, type KubeApiNeeds, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
+import { apiAccess, Backoff, createKubeApiSource, DEFAULT_TIMING, endpointAccess, inClusterAccess, resourcesFor, runsClientNode, type KubeApiNeeds, type KubeApiSource, type ReflectorTiming } from './kubeapi.js';
 import { ClusterStore } from './store.js';
 import { silentLog } from './source.js';
 
@@ -358,4 +360,65 @@ test('API source: the pods of one node; one that moves off it leaves the store, 
     await source.stop();
     await api.close();
   }
+});
+
+describe("kdns's own access: what the environment and the files say, and what is wrong with them", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kdns-sa-'));
+  writeFileSync(join(dir, 'token'), 'sa-token\n');
+  const cases: Array<{ name: string; env: Record<string, string>; dir: string; want: string | RegExp }> = [
+    { name: 'an IPv4 service address', env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, dir, want: 'https://10.96.0.1:443' },
+    { name: 'an IPv6 service address, in brackets', env: { KUBERNETES_SERVICE_HOST: 'fd00:10:96::1', KUBERNETES_SERVICE_PORT: '6443' }, dir, want: 'https://[fd00:10:96::1]:6443' },
+    { name: 'no service host: not in a cluster', env: { KUBERNETES_SERVICE_PORT: '443' }, dir, want: /^not running in a cluster \(KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset\)/ },
+    { name: 'no token mounted', env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, dir: join(dir, 'absent'), want: `in-cluster config: ${join(dir, 'absent')}/token does not exist` },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      if (typeof c.want === 'string' && c.want.startsWith('https://')) {
+        assert.equal(inClusterAccess(c.env, c.dir).server, c.want);
+      } else {
+        assert.throws(() => inClusterAccess(c.env, c.dir), { message: c.want });
+      }
+    });
+  }
+
+  test('a CA the folder lacks is named when a request is prepared', async () => {
+    await assert.rejects(inClusterAccess({ KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, dir).authorize({}), { message: `in-cluster CA ${dir}/ca.crt: ENOENT` });
+  });
+
+  test('a tls file that is not there is named when a request is prepared', async () => {
+    await assert.rejects(endpointAccess('https://127.0.0.1:6443', { cert: join(dir, 'client.crt'), key: join(dir, 'client.key'), ca: join(dir, 'ca.crt') }).authorize({}), {
+      message: `tls certificate ${join(dir, 'client.crt')}: ENOENT`,
+    });
+  });
+
+  test('apiAccess: endpoint, else the pod\'s own service account', async () => {
+    assert.equal((await apiAccess({ endpoint: 'http://127.0.0.1:8001', resyncMs: 0 })).server, 'http://127.0.0.1:8001');
+    await assert.rejects(apiAccess({ resyncMs: 0 }, {}), { message: /^not running in a cluster/ });
+  });
+});
+
+test('a pods-only source through endpoint lists and watches without loading @kubernetes/client-node', async () => {
+  // In a process of its own, every module it resolves recorded: the node cache's saving is
+  // that this client (about 40 MiB) is never imported.
+  const script = `
+    import { registerHooks } from 'node:module';
+    import { createServer } from 'node:http';
+    const resolved = [];
+    registerHooks({ resolve: (specifier, context, next) => { const r = next(specifier, context); resolved.push(r.url); return r; } });
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(req.url.includes('watch=true') ? '' : '{"items":[],"metadata":{"resourceVersion":"7"}}');
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const { createKubeApiSource } = await import(${JSON.stringify(new URL('./kubeapi.ts', import.meta.url).href)});
+    const { ClusterStore } = await import(${JSON.stringify(new URL('./store.ts', import.meta.url).href)});
+    const log = { info() {}, warn() {}, error() {} };
+    const source = await createKubeApiSource({ endpoint: 'http://127.0.0.1:' + server.address().port, resyncMs: 0 }, { pods: true, endpoints: false, podsOnly: true, nodeName: 'n1' }, new ClusterStore(), log);
+    await source.start();
+    await source.stop();
+    server.close();
+    console.log(JSON.stringify({ synced: source.store.synced, clientNode: resolved.filter((u) => u.includes('@kubernetes/client-node')).length }));
+  `;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: ROOT });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').pop() as string), { synced: true, clientNode: 0 });
 });

@@ -1,16 +1,18 @@
 // The watch request kdns makes itself, over TLS as in a cluster: the API server's CA verified,
-// and the credentials of each kubeconfig form sent (a client certificate, a bearer token).
+// and the credentials of each form sent (a client certificate, a bearer token), both through a
+// kubeconfig (client-node) and through kdns's own access for `endpoint` and in-cluster.
 // The API server here is a real HTTPS server with certificates from openssl, answering one watch.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { makeTestCerts, type TestCerts } from '../../../test/util/certs.js';
-import { loadKubeConfig, watchStream, type KubeApiSpec } from './kubeapi.js';
+import { endpointAccess, inClusterAccess, loadKubeConfig, watchApi, watchStream, type ApiAccess, type KubeApiSpec } from './kubeapi.js';
 
 const hasOpenssl = ((): boolean => {
   try {
@@ -107,5 +109,53 @@ describe('watch over TLS', { skip }, () => {
       watchStream(client, kc, '/api/v1/services', {}, 5000, () => {}, { onController: () => {}, stopped: () => false }),
       /^Error: watch \/api\/v1\/services: .*(self.signed|unable to verify|certificate)/i,
     );
+  });
+  /** A service account folder as the kubelet mounts it: the cluster's CA and a token. */
+  const serviceAccount = (token: string): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'kdns-sa-'));
+    copyFileSync(certs.ca, join(dir, 'ca.crt'));
+    writeFileSync(join(dir, 'token'), `${token}\n`);
+    return dir;
+  };
+  const inCluster = (dir: string): ApiAccess => inClusterAccess({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: base.split(':')[2] }, dir);
+  const watchOnce = (access: ApiAccess): Promise<void> =>
+    watchApi(access, '/api/v1/services', { resourceVersion: '5' }, 5000, () => {}, { onController: () => {}, stopped: () => false });
+
+  const ownCases: Array<{ what: string; access: () => ApiAccess; want: Omit<Seen, 'url'> }> = [
+    {
+      what: "kdns's own access, endpoint with tls cert key ca: the client certificate",
+      access: () => endpointAccess(base, { cert: certs.clientCert, key: certs.clientKey, ca: certs.ca }),
+      want: { authorization: undefined, clientCertCN: 'client' },
+    },
+    {
+      what: "kdns's own access, in-cluster: the service account's token, the server verified with its CA",
+      access: () => inCluster(serviceAccount('sa-token-1')),
+      want: { authorization: 'Bearer sa-token-1', clientCertCN: undefined },
+    },
+  ];
+  for (const c of ownCases) {
+    test(c.what, async () => {
+      seen.length = 0;
+      await watchOnce(c.access());
+      assert.deepEqual(seen, [{ ...c.want, url: '/api/v1/services?watch=true&resourceVersion=5' }]);
+    });
+  }
+
+  test("kdns's own access, in-cluster: a token the kubelet replaced is sent from the next request on", async () => {
+    const dir = serviceAccount('before');
+    const access = inCluster(dir);
+    seen.length = 0;
+    await watchOnce(access);
+    writeFileSync(join(dir, 'token'), 'after\n');
+    await watchOnce(access);
+    assert.deepEqual(
+      seen.map((s) => s.authorization),
+      ['Bearer before', 'Bearer after'],
+    );
+  });
+
+  test("kdns's own access: a server certificate the endpoint's CA did not sign is refused", async () => {
+    const other = makeTestCerts();
+    await assert.rejects(watchOnce(endpointAccess(base, { cert: other.clientCert, key: other.clientKey, ca: other.ca })), /^Error: watch \/api\/v1\/services: .*(self.signed|unable to verify|certificate)/i);
   });
 });

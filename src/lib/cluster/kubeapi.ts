@@ -1,6 +1,4 @@
-// The Kubernetes API source: list + watch per kind. @kubernetes/client-node reads the
-// kubeconfig (files, in-cluster service accounts, TLS, exec and token credentials) and sends the
-// lists; kdns reads the watch streams itself. One reflector per kind keeps the store current:
+// The Kubernetes API source: list + watch per kind. One reflector per kind keeps the store current:
 //
 //   list (paged) → replace the kind in the store → watch from the list's resourceVersion
 //   → events and bookmarks → on a dropped connection, watch again from the last version seen
@@ -9,12 +7,20 @@
 // Every watch (this source's and the operator's) goes through watchStream, whose idle limit
 // (2.5 min by default) outlasts the minute between an API server's bookmarks on a quiet kind.
 //
+// Lists and watches are plain GETs through node:https. What a request carries (TLS material,
+// credentials) comes from an ApiAccess: kdns's own for `endpoint` and in-cluster, which need
+// only files and the environment, and @kubernetes/client-node's KubeConfig for a kubeconfig
+// file (exec plugins, auth providers, proxies). client-node is loaded only then: importing it
+// costs about 40 MiB of memory, more than everything else a node cache holds.
+//
 // client-node's own ListWatch keeps every full object in memory and stops on the first error;
-// a cluster of 150,000 pods needs neither, hence this small loop over the same building blocks.
+// a cluster of 150,000 pods needs neither, hence this small loop.
 
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { isIPv6 } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterSource, SourceLog } from './source.js';
 import { ClusterStore, type StoredKind } from './store.js';
@@ -132,10 +138,10 @@ export function runsClientNode(nodeVersion: string): boolean {
   return major > 22 || (major === 22 && minor >= 19);
 }
 
-/** client-node, loaded only where kdns talks to an API server; a clear error on a Node.js too old for it. */
+/** client-node, loaded only for a kubeconfig (and by the operator and the webhook); a clear error on a Node.js too old for it. */
 export async function importClientNode(): Promise<ClientModule> {
   if (!runsClientNode(process.versions.node)) {
-    throw new Error(`reading a cluster through the Kubernetes API needs Node.js 22.19 or later (@kubernetes/client-node's HTTP client requires it); this is Node.js ${process.version}`);
+    throw new Error(`@kubernetes/client-node (which reads kubeconfig files, and serves the operator and the webhook) needs Node.js 22.19 or later for its HTTP client; this is Node.js ${process.version}`);
   }
   return import('@kubernetes/client-node');
 }
@@ -172,6 +178,80 @@ export async function loadKubeConfig(spec: KubeApiSpec): Promise<KubeConfig> {
   }
   if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
   return kc;
+}
+
+/**
+ * How requests reach an API server: its address, and what each request carries. Filled in at
+ * every request, so rotated files (a service account token, a renewed client certificate) are
+ * read when they change.
+ */
+export interface ApiAccess {
+  /** The API server's base URL: https://10.96.0.1:443 */
+  readonly server: string;
+  /** Sets the TLS options (ca, cert, key) and headers (Authorization) of one request. */
+  authorize(opts: RequestOptions): Promise<void>;
+}
+
+/** A file's bytes, or an error naming what it is for and where it should be. */
+async function readCredential(what: string, path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    throw new Error(`${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/** `endpoint URL [tls CERT KEY CA]`: the address as given, a client certificate when named (the system's CAs otherwise verify the server). */
+export function endpointAccess(endpoint: string, tls?: { cert: string; key: string; ca: string }): ApiAccess {
+  return {
+    server: endpoint,
+    authorize: async (opts) => {
+      if (!tls) return;
+      [opts.cert, opts.key, opts.ca] = await Promise.all([readCredential('tls certificate', tls.cert), readCredential('tls key', tls.key), readCredential('tls CA', tls.ca)]);
+    },
+  };
+}
+
+/**
+ * A pod's own access, as client-go's in-cluster configuration: https://$KUBERNETES_SERVICE_HOST:
+ * $KUBERNETES_SERVICE_PORT, the cluster's CA and the service account token mounted in `dir`.
+ * The token is read at every request: the kubelet replaces a projected token well before it
+ * expires (about hourly), and lists and watches are minutes apart.
+ */
+export function inClusterAccess(env: NodeJS.ProcessEnv = process.env, dir: string = SERVICE_ACCOUNT_DIR): ApiAccess {
+  const host = env['KUBERNETES_SERVICE_HOST'];
+  const port = env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port) {
+    throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset): give endpoint, kubeconfig or manifests');
+  }
+  if (!existsSync(`${dir}/token`)) throw new Error(`in-cluster config: ${dir}/token does not exist`);
+  return {
+    server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+    authorize: async (opts) => {
+      const [ca, token] = await Promise.all([readCredential('in-cluster CA', `${dir}/ca.crt`), readCredential('in-cluster token', `${dir}/token`)]);
+      opts.ca = ca;
+      opts.headers = { ...opts.headers, Authorization: `Bearer ${token.toString('utf8').trim()}` };
+    },
+  };
+}
+
+/** A kubeconfig's access, through client-node (its current cluster, TLS, credentials, proxy). */
+export function kubeConfigAccess(kc: KubeConfig): ApiAccess {
+  return {
+    get server(): string {
+      const cluster = kc.getCurrentCluster();
+      if (!cluster) throw new Error('no current cluster in kubeconfig');
+      return cluster.server;
+    },
+    authorize: (opts) => kc.applyToHTTPSOptions(opts),
+  };
+}
+
+/** The access a source spec names: a kubeconfig through client-node; an endpoint, or the pod's own service account, without it. */
+export async function apiAccess(spec: KubeApiSpec, env: NodeJS.ProcessEnv = process.env): Promise<ApiAccess> {
+  if (spec.kubeconfig) return kubeConfigAccess(await loadKubeConfig(spec));
+  if (spec.endpoint !== undefined) return endpointAccess(spec.endpoint, spec.tls);
+  return inClusterAccess(env);
 }
 
 export class GoneError extends Error {
@@ -224,8 +304,7 @@ export class Reflector {
   readonly stats = { lists: 0, watches: 0, events: 0, gone: 0, failures: 0, lastBackoffMs: 0, idleTimeouts: 0 };
 
   constructor(
-    private readonly client: ClientModule,
-    private readonly kc: KubeConfig,
+    private readonly access: ApiAccess,
     private readonly resource: Resource,
     private readonly store: ClusterStore,
     private readonly log: SourceLog,
@@ -294,27 +373,16 @@ export class Reflector {
     });
   }
 
-  private url(params: Record<string, string>): string {
-    const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('no current cluster in kubeconfig');
-    const u = new URL(cluster.server.replace(/\/+$/, '') + this.resource.path);
-    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
-    return u.toString();
-  }
-
   private async fetchPage(continueToken: string): Promise<ListPage> {
-    const params: Record<string, string> = { limit: String(this.timing.pageSize) };
-    if (continueToken) params['continue'] = continueToken;
-    if (this.resource.fieldSelector) params['fieldSelector'] = this.resource.fieldSelector;
-    const ctx = new this.client.RequestContext(this.url(params), this.client.HttpMethod.GET);
-    ctx.setHeaderParam('Accept', 'application/json');
+    const url = apiUrl(this.access, this.resource.path);
+    url.searchParams.set('limit', String(this.timing.pageSize));
+    if (continueToken) url.searchParams.set('continue', continueToken);
+    if (this.resource.fieldSelector) url.searchParams.set('fieldSelector', this.resource.fieldSelector);
     this.abort = new AbortController();
-    ctx.setSignal(this.abort.signal);
-    await this.kc.applySecurityAuthentication(ctx);
-    const res = await new this.client.IsomorphicFetchHttpLibrary().send(ctx).toPromise();
-    const body = await res.body.text();
-    if (res.httpStatusCode === 410) throw new GoneError(`list ${this.resource.path}`);
-    if (res.httpStatusCode !== 200) throw new HttpError(res.httpStatusCode, `list ${this.resource.path}: HTTP ${res.httpStatusCode}: ${statusMessage(body)}`);
+    const { res } = await apiRequest(this.access, url, this.abort.signal);
+    const body = await readAll(res);
+    if (res.statusCode === 410) throw new GoneError(`list ${this.resource.path}`);
+    if (res.statusCode !== 200) throw new HttpError(res.statusCode ?? 0, `list ${this.resource.path}: HTTP ${res.statusCode ?? '?'}: ${statusMessage(body)}`);
     const parsed = JSON.parse(body) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
     if (!Array.isArray(parsed.items)) throw new Error(`list ${this.resource.path}: response has no items`);
     return {
@@ -367,7 +435,7 @@ export class Reflector {
     if (this.resource.fieldSelector) params['fieldSelector'] = this.resource.fieldSelector;
     this.stats.watches++;
     const started = Date.now();
-    await watchStream(this.client, this.kc, this.resource.path, params, this.timing.watchIdleTimeoutMs, (type, obj) => this.handleEvent(type, obj), {
+    await watchApi(this.access, this.resource.path, params, this.timing.watchIdleTimeoutMs, (type, obj) => this.handleEvent(type, obj), {
       onController: (c) => {
         this.abort = c;
         if (this.stopped) c.abort();
@@ -415,15 +483,48 @@ export interface WatchHooks {
 /** The error a watch ends with when nothing arrived within its idle limit. */
 class IdleTimeout extends Error {}
 
-/** A GET of `url` through node:http(s), with the TLS material, proxy agent and credentials the kubeconfig gives (client-node's public applyToHTTPSOptions). */
-async function apiRequest(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+/** `path` on the API server, as a URL to add query parameters to. */
+function apiUrl(access: ApiAccess, path: string): URL {
+  return new URL(access.server.replace(/\/+$/, '') + path);
+}
+
+/** A GET of `url` through node:http(s), with the TLS material, credentials (and, from a kubeconfig, proxy agent) the access gives. */
+async function apiRequest(access: ApiAccess, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
   const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-  await kc.applyToHTTPSOptions(opts);
+  await access.authorize(opts);
   const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  signal.throwIfAborted();
   return new Promise((resolve, reject) => {
-    const req = request(url, { ...opts, signal }, (res) => resolve({ req, res }));
+    let response: IncomingMessage | undefined;
+    const req = request(url, opts, (res) => {
+      response = res;
+      resolve({ req, res });
+    });
+    // The signal ends the request only while its response is still arriving. Given to
+    // http.request instead, an abort after the last byte arrived (an ERROR event read from the
+    // response's final chunk) destroys the socket the keep-alive pool has taken back, and on
+    // Node.js 20 that socket's error has no listener: an uncaught exception.
+    const onAbort = (): void => {
+      if (response?.complete) return;
+      req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('close', () => signal.removeEventListener('abort', onAbort));
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** A whole response body (a list page), as text. */
+function readAll(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+    res.on('close', () => {
+      if (!res.complete) reject(new Error('connection closed before the response ended'));
+    });
   });
 }
 
@@ -441,15 +542,10 @@ function readBody(res: IncomingMessage): Promise<string> {
 }
 
 /**
- * One watch request: `onEvent` gets ADDED, MODIFIED, DELETED and BOOKMARK. Resolves when the
- * server ends the watch (its timeoutSeconds) or the caller stops; rejects with GoneError on 410
- * (as HTTP status or as an in-stream ERROR), and with an Error on other failures or a dropped
- * connection. `idleTimeoutMs` without a byte (connecting included) ends it too (resolved,
- * `hooks.onIdle`). kdns makes the request itself rather than through client-node's Watch, whose
- * inactivity limit (30 s, shorter than the minute between an API server's bookmarks) has no
- * public setting. `_client` is unused: the kubeconfig carries all the request needs.
+ * One watch request through a kubeconfig (the operator's and the webhook's): watchApi with
+ * client-node's access. `_client` is unused: the kubeconfig carries all the request needs.
  */
-export async function watchStream(
+export function watchStream(
   _client: ClientModule,
   kc: KubeConfig,
   path: string,
@@ -458,9 +554,27 @@ export async function watchStream(
   onEvent: (type: string, obj: unknown) => void,
   hooks: WatchHooks,
 ): Promise<void> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('no current cluster in kubeconfig');
-  const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+  return watchApi(kubeConfigAccess(kc), path, params, idleTimeoutMs, onEvent, hooks);
+}
+
+/**
+ * One watch request: `onEvent` gets ADDED, MODIFIED, DELETED and BOOKMARK. Resolves when the
+ * server ends the watch (its timeoutSeconds) or the caller stops; rejects with GoneError on 410
+ * (as HTTP status or as an in-stream ERROR), and with an Error on other failures or a dropped
+ * connection. `idleTimeoutMs` without a byte (connecting included) ends it too (resolved,
+ * `hooks.onIdle`). kdns makes the request itself rather than through client-node's Watch, whose
+ * inactivity limit (30 s, shorter than the minute between an API server's bookmarks) has no
+ * public setting.
+ */
+export async function watchApi(
+  access: ApiAccess,
+  path: string,
+  params: Record<string, string | boolean | number>,
+  idleTimeoutMs: number,
+  onEvent: (type: string, obj: unknown) => void,
+  hooks: WatchHooks,
+): Promise<void> {
+  const url = apiUrl(access, path);
   url.searchParams.set('watch', 'true');
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
 
@@ -483,7 +597,7 @@ export async function watchStream(
   try {
     let res: IncomingMessage;
     try {
-      ({ res } = await apiRequest(kc, url, controller.signal));
+      ({ res } = await apiRequest(access, url, controller.signal));
     } catch (e) {
       const o = outcome(e);
       if (o === 'idle') hooks.onIdle?.();
@@ -575,16 +689,15 @@ export class KubeApiSource implements ClusterSource {
   readonly reflectors: Reflector[];
 
   constructor(
-    client: ClientModule,
-    kc: KubeConfig,
+    access: ApiAccess,
     spec: KubeApiSpec,
     needs: KubeApiNeeds,
     readonly store: ClusterStore,
     log: SourceLog,
     timing: ReflectorTiming = DEFAULT_TIMING,
   ) {
-    this.description = `Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'}`;
-    this.reflectors = resourcesFor(needs).map((r) => new Reflector(client, kc, r, store, log, timing, spec.resyncMs));
+    this.description = `Kubernetes API ${access.server}`;
+    this.reflectors = resourcesFor(needs).map((r) => new Reflector(access, r, store, log, timing, spec.resyncMs));
   }
 
   async start(): Promise<void> {
@@ -604,7 +717,5 @@ export async function createKubeApiSource(
   log: SourceLog,
   timing: ReflectorTiming = DEFAULT_TIMING,
 ): Promise<KubeApiSource> {
-  const kc = await loadKubeConfig(spec);
-  const client = await importClientNode();
-  return new KubeApiSource(client, kc, spec, needs, store, log, timing);
+  return new KubeApiSource(await apiAccess(spec), spec, needs, store, log, timing);
 }
