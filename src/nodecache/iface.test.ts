@@ -104,17 +104,20 @@ describe('kdns nodecache --setup-interface in a network namespace', { skip }, ()
   });
 
   test('a cache that cannot start takes its new interface down again', async () => {
-    // Port 53 taken in the namespace by a second cache that is already listening there.
-    const first = kdnsIn(netns, flags.filter((f) => f !== '--setup-interface').map((f) => (f === LOCAL_IP ? '127.0.0.1' : f)));
+    // Port 53 taken in the namespace by a socket without SO_REUSEPORT (another kdns would share
+    // the port, as a node cache's successor does).
+    const first = spawn('nsenter', [`--net=${netns}`, process.execPath, '-e', "require('dgram').createSocket('udp4').bind(53, '127.0.0.1', () => console.log('held'))"], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const held = new Promise<void>((resolve) => first.stdout.once('data', () => resolve()));
+    const firstDone = new Promise<void>((resolve) => first.once('close', () => resolve()));
     try {
-      await waitFor(() => first.output().includes('listening on 127.0.0.1:53') || first.child.exitCode !== null, 30_000, 100);
+      await held;
       const second = kdnsIn(netns, ['nodecache', '--local-ip', '127.0.0.1', '--port', '53', '--cluster-dns', '127.0.0.1:5353', '--upstream', '127.0.0.1:5399', '--setup-interface', '--interface', 'kdnstest0', '--health', '127.0.0.1:18080', '--metrics', '127.0.0.1:19253']);
       assert.equal(await second.done, 1, second.output());
       assert.match(second.output(), /listen udp 127\.0\.0\.1:53/);
       assert.equal(addresses('kdnstest0'), undefined, 'the interface of the failed start is still there');
     } finally {
-      first.child.kill('SIGTERM');
-      await first.done;
+      first.kill('SIGTERM');
+      await firstDone;
     }
   });
 });

@@ -8,11 +8,19 @@ import { isPromise } from './promise.js';
 import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY } from './nativeudp.js';
 import { nativeUdp } from '../lib/native/udp.js';
 import type { ClientInfo } from './request.js';
+import { takeInherited } from './inherited.js';
 import { ConnectionTable, DEFAULT_TCP_LIMITS, TcpConnection, type TcpLimits } from './tcpconn.js';
 
 export { ConnectionTable, DEFAULT_TCP_LIMITS, type TcpLimits } from './tcpconn.js';
 
 const MAPPED_V4 = '::ffff:';
+
+/**
+ * SO_REUSEPORT for listeners, as CoreDNS's: the next node-cache pod, or a parent's restarted
+ * worker, binds the same address while this one still serves. (Node 22.12's option; the
+ * typings this project builds against predate it.)
+ */
+const REUSE_PORT = { reusePort: true } as Record<string, boolean>;
 
 /** Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; plugins want a.b.c.d. */
 export function plainAddress(a: string): string {
@@ -50,27 +58,31 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
   const addon = transport === 'dgram' ? null : nativeUdp();
   if (transport === 'native' && !addon) throw new Error('the native UDP socket is not built (npm run build:native)');
   // Scoped IPv6 (fe80::1%eth0) and names stay with dgram, which resolves them.
+  const inherited = port === 0 ? undefined : takeInherited('udp', address, port);
   if (addon && (address === '' || (net.isIP(address) !== 0 && !address.includes('%')))) {
     const local = address === '' ? '::' : address;
-    const native = listenUdpNative(addon, address, port, local, dispatcher);
+    const native = listenUdpNative(addon, address, port, local, dispatcher, inherited);
     return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close() };
   }
-  return listenUdpDgram(address, port, dispatcher);
+  return listenUdpDgram(address, port, dispatcher, inherited);
 }
 
-async function listenUdpDgram(address: string, port: number, dispatcher: Dispatcher): Promise<Listener> {
+async function listenUdpDgram(address: string, port: number, dispatcher: Dispatcher, inherited?: number): Promise<Listener> {
   const wildcard = address === '';
   const type = wildcard || net.isIPv6(address) ? 'udp6' : 'udp4';
   // The same receive buffer as the native socket's (see LISTENER_RECEIVE_BUFFER); node asks for
-  // it once bound, and the kernel caps it at net.core.rmem_max.
-  const socket = dgram.createSocket({ type, ipv6Only: false, lookup: literalLookup(type === 'udp6' ? 6 : 4), recvBufferSize: LISTENER_RECEIVE_BUFFER / 2 });
+  // it once bound, and the kernel caps it at net.core.rmem_max. SO_REUSEPORT, as every kdns
+  // listener (a successor binds the address while this one still serves; Node 22.12+).
+  const socket = dgram.createSocket({ type, ipv6Only: false, lookup: literalLookup(type === 'udp6' ? 6 : 4), recvBufferSize: LISTENER_RECEIVE_BUFFER / 2, ...REUSE_PORT });
   const bindTo = wildcard ? '::' : address;
   await new Promise<void>((resolveBind, reject) => {
     socket.once('error', reject);
-    socket.bind(port, bindTo, () => {
+    const bound = (): void => {
       socket.off('error', reject);
       resolveBind();
-    });
+    };
+    if (inherited === undefined) socket.bind(port, bindTo, bound);
+    else socket.bind({ fd: inherited }, bound);
   });
   const local = socket.address();
   socket.on('error', () => {
@@ -172,6 +184,7 @@ export function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limi
 const LISTEN_BACKLOG = 65535;
 
 export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
+  const inherited = port === 0 ? undefined : takeInherited('tcp', address, port);
   const server = net.createServer({ noDelay: true });
   const table = new ConnectionTable(limits);
   server.on('connection', (socket) => serveConnection(socket, dispatcher, limits, table));
@@ -179,10 +192,14 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
   const wildcard = address === '';
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen({ port, host: wildcard ? '::' : address, ipv6Only: false, backlog: LISTEN_BACKLOG }, () => {
+    const listening = (): void => {
       server.off('error', reject);
       resolveListen();
-    });
+    };
+    // An inherited descriptor's backlog is listen's second argument: Node reads no `backlog`
+    // from options with `fd`.
+    if (inherited === undefined) server.listen({ port, host: wildcard ? '::' : address, ipv6Only: false, backlog: LISTEN_BACKLOG, ...REUSE_PORT }, listening);
+    else server.listen({ fd: inherited }, LISTEN_BACKLOG, listening);
   });
   const bound = server.address() as net.AddressInfo;
   return {
@@ -196,12 +213,3 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
       }),
   };
 }
-
-/** The startup log's note on how UDP is served; says how to get the faster socket when missing. */
-export function udpNote(via: 'native' | 'dgram' | undefined): string {
-  if (via !== 'dgram') return '';
-  return process.env.KDNS_UDP === 'dgram' ? '; udp via node:dgram, as KDNS_UDP=dgram asks' : '; udp via node:dgram: the native socket is not built (npm run build:native)';
-}
-
-/** The `--help` text on KDNS_UDP, shared by the commands that serve DNS (serve, nodecache). */
-export const UDP_ENV_HELP = "\nEnvironment:\n  KDNS_UDP=dgram  serve UDP through node:dgram instead of kdns's batched native socket\n                  (the fallback when the socket is not built; see npm run build:native)\n";

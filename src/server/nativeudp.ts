@@ -120,10 +120,11 @@ export interface NativeListener {
 }
 
 /**
- * Opens address:port (address '' = every address, dual-stack) on the native socket. Throws
- * like a dgram bind would (the error's code is EADDRINUSE, EACCES, ...).
+ * Opens address:port (address '' = every address, dual-stack) on the native socket, or serves
+ * `inheritedFd`, a socket already bound to it (src/server/inherited.ts). Throws like a dgram
+ * bind would (the error's code is EADDRINUSE, EACCES, ...).
  */
-export function listenUdpNative(addon: NativeUdp, address: string, port: number, localAddress: string, dispatcher: Dispatcher): NativeListener {
+export function listenUdpNative(addon: NativeUdp, address: string, port: number, localAddress: string, dispatcher: Dispatcher, inheritedFd?: number): NativeListener {
   const { BATCH, SLOT, META } = addon;
   if (SLOT !== MAX_UDP_QUERY) throw new Error(`kdns_udp.node reads ${SLOT}-byte slots, this kdns expects ${MAX_UDP_QUERY}: rebuild it (npm run build:native)`);
   const rx = Buffer.alloc(BATCH * SLOT);
@@ -191,7 +192,8 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
     if (replies > 0) addon.flush(socket, replies);
   };
 
-  const socket = addon.open(family, address === '' ? '::' : address, port, rx, meta, tx, txmeta, onBatch);
+  const socket =
+    inheritedFd === undefined ? addon.open(family, address === '' ? '::' : address, port, rx, meta, tx, txmeta, onBatch) : addon.adopt(inheritedFd, rx, meta, tx, txmeta, onBatch);
   addon.setReceiveBuffer(socket, LISTENER_RECEIVE_BUFFER);
   localPort = socket.port;
   let closed: Promise<void> | undefined;

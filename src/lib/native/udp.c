@@ -24,6 +24,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -209,70 +210,42 @@ static socklen_t socket_address(int family, const char *address, int port, struc
   return inet_pton(AF_INET, address, &a4->sin_addr) == 1 ? sizeof *a4 : 0;
 }
 
-// open(family 4|6, address string, port, rx, meta, tx, txmeta, onBatch) -> socket object
-// with a "port" property (the bound port). Throws with code EADDRINUSE etc. on bind errors.
-static napi_value udp_open(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
-  napi_value argv[8];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 8) {
-    napi_throw_type_error(env, NULL, "kdns_udp.open: 8 arguments expected");
+// Checks and takes the shared buffers of argv[first..first+3]; NULL (with a JavaScript error
+// thrown) when one is missing or too small.
+static udp_socket *new_socket(napi_env env, napi_value *argv, const char *what) {
+  udp_socket *s = calloc(1, sizeof *s);
+  if (!s) {
+    throw_errno(env, what, ENOMEM);
     return NULL;
   }
-  int32_t family, port;
-  char address[64];
-  size_t alen;
-  CHECK(napi_get_value_int32(env, argv[0], &family));
-  CHECK(napi_get_value_string_utf8(env, argv[1], address, sizeof address, &alen));
-  CHECK(napi_get_value_int32(env, argv[2], &port));
-
-  udp_socket *s = calloc(1, sizeof *s);
-  if (!s) return throw_errno(env, "kdns_udp.open", ENOMEM);
   s->env = env;
   s->fd = -1;
   unsigned char *txmeta;
-  if (buffer_arg(env, argv[3], (size_t)BATCH * SLOT, &s->rx, NULL) || buffer_arg(env, argv[4], (size_t)BATCH * META, &s->meta, NULL) ||
-      buffer_arg(env, argv[5], (size_t)BATCH * SLOT, &s->tx, NULL) || buffer_arg(env, argv[6], (size_t)BATCH * 8, &txmeta, NULL)) {
+  if (buffer_arg(env, argv[0], (size_t)BATCH * SLOT, &s->rx, NULL) || buffer_arg(env, argv[1], (size_t)BATCH * META, &s->meta, NULL) ||
+      buffer_arg(env, argv[2], (size_t)BATCH * SLOT, &s->tx, NULL) || buffer_arg(env, argv[3], (size_t)BATCH * 8, &txmeta, NULL)) {
     free(s);
-    napi_throw_type_error(env, NULL, "kdns_udp.open: rx/meta/tx/txmeta buffers too small");
+    napi_throw_type_error(env, NULL, "kdns_udp: rx/meta/tx/txmeta buffers too small");
     return NULL;
   }
   s->txmeta = (int32_t *)txmeta;
+  return s;
+}
 
-  struct sockaddr_storage sa;
-  socklen_t salen = socket_address(family == 6 ? AF_INET6 : AF_INET, address, port, &sa);
-  if (salen == 0) {
-    free(s);
-    napi_throw_type_error(env, NULL, family == 6 ? "kdns_udp.open: not an IPv6 address" : "kdns_udp.open: not an IPv4 address");
-    return NULL;
-  }
-  int fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd >= 0 && family == 6) {
-    int off = 0;  // dual-stack, as node:dgram's udp6 sockets: "::" also takes IPv4 clients
-    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-  }
-  if (fd < 0) {
-    int err = errno;
-    free(s);
-    return throw_errno(env, "socket", err);
-  }
-  if (bind(fd, (struct sockaddr *)&sa, salen) != 0) {
-    int err = errno;
-    close(fd);
-    free(s);
-    return throw_errno(env, "bind", err);
-  }
+// Starts reading the bound descriptor fd into s and returns the JavaScript socket object, with
+// a "port" property (the bound port). argv holds rx, meta, tx, txmeta and onBatch.
+static napi_value start_socket(napi_env env, udp_socket *s, int fd, napi_value *argv) {
   struct sockaddr_storage bound;
   socklen_t blen = sizeof bound;
+  memset(&bound, 0, sizeof bound);
   getsockname(fd, (struct sockaddr *)&bound, &blen);
-  int bound_port = ntohs(family == 6 ? ((struct sockaddr_in6 *)&bound)->sin6_port : ((struct sockaddr_in *)&bound)->sin_port);
+  int bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port : ((struct sockaddr_in *)&bound)->sin_port);
 
   s->fd = fd;
-  napi_create_reference(env, argv[3], 1, &s->rx_ref);
-  napi_create_reference(env, argv[4], 1, &s->meta_ref);
-  napi_create_reference(env, argv[5], 1, &s->tx_ref);
-  napi_create_reference(env, argv[6], 1, &s->txmeta_ref);
-  napi_create_reference(env, argv[7], 1, &s->on_batch);
+  napi_create_reference(env, argv[0], 1, &s->rx_ref);
+  napi_create_reference(env, argv[1], 1, &s->meta_ref);
+  napi_create_reference(env, argv[2], 1, &s->tx_ref);
+  napi_create_reference(env, argv[3], 1, &s->txmeta_ref);
+  napi_create_reference(env, argv[4], 1, &s->on_batch);
   napi_value resource, resource_name;
   napi_create_object(env, &resource);
   napi_create_string_utf8(env, "kdns_udp", NAPI_AUTO_LENGTH, &resource_name);
@@ -291,6 +264,138 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
   napi_create_int32(env, bound_port, &port_value);
   napi_set_named_property(env, obj, "port", port_value);
   return obj;
+}
+
+// A socket of `type` for address:port, bound, with the options every kdns listener has:
+// SO_REUSEPORT (a successor — a restarted worker's parent, the next node-cache pod — binds the
+// same address while this one still serves, as CoreDNS's listeners allow) and dual-stack for
+// IPv6. With `freebind` the address need not exist yet (the node cache's parent binds its
+// link-local address before the worker brings up the interface that carries it). Port 0 (an
+// upstream client's ephemeral port) gets no sharing.
+// Returns the descriptor or minus the errno; *what names the call that failed.
+static int bound_socket(int type, int family, const char *address, int port, int freebind, const char **what) {
+  struct sockaddr_storage sa;
+  socklen_t salen = socket_address(family == 6 ? AF_INET6 : AF_INET, address, port, &sa);
+  *what = "address";
+  if (salen == 0) return -EINVAL;
+  *what = "socket";
+  int fd = socket(sa.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  int on = 1, off = 0;
+  if (family == 6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  if (port != 0) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on);
+  if (freebind && family == 6) setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &on, sizeof on);
+  if (freebind && family != 6) setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &on, sizeof on);
+  if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  *what = "bind";
+  if (bind(fd, (struct sockaddr *)&sa, salen) != 0) {
+    int err = errno;
+    close(fd);
+    return -err;
+  }
+  // As Go (and so CoreDNS) does: the kernel's maximum (net.core.somaxconn clamps it).
+  *what = "listen";
+  if (type == SOCK_STREAM && listen(fd, 65535) != 0) {
+    int err = errno;
+    close(fd);
+    return -err;
+  }
+  return fd;
+}
+
+// open(family 4|6, address string, port, rx, meta, tx, txmeta, onBatch) -> socket object
+// with a "port" property (the bound port). Throws with code EADDRINUSE etc. on bind errors.
+static napi_value udp_open(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 8) {
+    napi_throw_type_error(env, NULL, "kdns_udp.open: 8 arguments expected");
+    return NULL;
+  }
+  int32_t family, port;
+  char address[64];
+  size_t alen;
+  CHECK(napi_get_value_int32(env, argv[0], &family));
+  CHECK(napi_get_value_string_utf8(env, argv[1], address, sizeof address, &alen));
+  CHECK(napi_get_value_int32(env, argv[2], &port));
+  udp_socket *s = new_socket(env, argv + 3, "kdns_udp.open");
+  if (!s) return NULL;
+  const char *what;
+  int fd = bound_socket(SOCK_DGRAM, family, address, port, 0, &what);
+  if (fd == -EINVAL && what[0] == 'a') {
+    free(s);
+    napi_throw_type_error(env, NULL, family == 6 ? "kdns_udp.open: not an IPv6 address" : "kdns_udp.open: not an IPv4 address");
+    return NULL;
+  }
+  if (fd < 0) {
+    free(s);
+    return throw_errno(env, what, -fd);
+  }
+  return start_socket(env, s, fd, argv + 3);
+}
+
+// adopt(fd, rx, meta, tx, txmeta, onBatch) -> socket object: serves a UDP descriptor this
+// process was given already bound (by the parent that keeps the listening sockets across a
+// worker's restarts). Throws EINVAL when fd is not a datagram socket.
+static napi_value udp_adopt(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 6) {
+    napi_throw_type_error(env, NULL, "kdns_udp.adopt: 6 arguments expected");
+    return NULL;
+  }
+  int32_t fd;
+  CHECK(napi_get_value_int32(env, argv[0], &fd));
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_DGRAM) return throw_errno(env, "kdns_udp.adopt", EINVAL);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return throw_errno(env, "fcntl", errno);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  udp_socket *s = new_socket(env, argv + 1, "kdns_udp.adopt");
+  if (!s) return NULL;
+  return start_socket(env, s, fd, argv + 1);
+}
+
+// bindListener(kind "udp"|"tcp", family 4|6, address, port, freebind) -> descriptor: a
+// listening socket (see bound_socket) that this process holds without reading, for a child to
+// serve. Throws with the errno's code (EADDRINUSE, EADDRNOTAVAIL, ...).
+static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 5) {
+    napi_throw_type_error(env, NULL, "kdns_udp.bindListener: 5 arguments expected");
+    return NULL;
+  }
+  char kind[8], address[64];
+  size_t klen, alen;
+  int32_t family, port;
+  CHECK(napi_get_value_string_utf8(env, argv[0], kind, sizeof kind, &klen));
+  CHECK(napi_get_value_int32(env, argv[1], &family));
+  CHECK(napi_get_value_string_utf8(env, argv[2], address, sizeof address, &alen));
+  CHECK(napi_get_value_int32(env, argv[3], &port));
+  bool freebind = false;
+  CHECK(napi_get_value_bool(env, argv[4], &freebind));
+  const char *what;
+  int fd = bound_socket(strcmp(kind, "tcp") == 0 ? SOCK_STREAM : SOCK_DGRAM, family, address, port, freebind, &what);
+  if (fd < 0) return throw_errno(env, what, -fd);
+  napi_value out;
+  napi_create_int32(env, fd, &out);
+  return out;
+}
+
+// closeDescriptor(fd): closes a descriptor bindListener returned.
+static napi_value udp_close_descriptor(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t fd = -1;
+  if (argc >= 1) napi_get_value_int32(env, argv[0], &fd);
+  if (fd > 2) close(fd);
+  return NULL;
 }
 
 static udp_socket *unwrap(napi_env env, napi_value obj) {
@@ -524,6 +629,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"connect", NULL, udp_connect, NULL, NULL, NULL, napi_default, NULL},
       {"setReceiveBuffer", NULL, udp_set_receive_buffer, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
+      {"adopt", NULL, udp_adopt, NULL, NULL, NULL, napi_default, NULL},
+      {"bindListener", NULL, udp_bind_listener, NULL, NULL, NULL, napi_default, NULL},
+      {"closeDescriptor", NULL, udp_close_descriptor, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;
   napi_create_int32(env, BATCH, &batch);

@@ -23,6 +23,16 @@ export interface NativeUdp {
   /** Asks for a receive buffer of `bytes` (as the kernel counts it); returns the size it has now. */
   setReceiveBuffer(socket: NativeSocket, bytes: number): number;
   close(socket: NativeSocket): void;
+  /** Serves a UDP descriptor this process was handed already bound (see bindListener); throws EINVAL for anything else. */
+  adopt(fd: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
+  /**
+   * A bound listening socket (UDP, or TCP listening) with SO_REUSEPORT, dual-stack for IPv6,
+   * held by this process without reading, for a child process to serve. `freebind`: the
+   * address need not exist yet. Throws with code EADDRINUSE, EACCES, EADDRNOTAVAIL or ESYSCALL.
+   */
+  bindListener(kind: 'udp' | 'tcp', family: 4 | 6, address: string, port: number, freebind: boolean): number;
+  /** Closes a descriptor bindListener returned. */
+  closeDescriptor(fd: number): void;
 }
 
 let loaded: NativeUdp | null | undefined;
@@ -35,8 +45,8 @@ export function nativeUdp(): NativeUdp | null {
   try {
     const require = createRequire(import.meta.url);
     const addon = require('../../../build/kdns_udp.node') as Partial<NativeUdp>;
-    // A build from an older kdns (before sendBatch/connect/setReceiveBuffer): dgram rather than a missing function.
-    loaded = typeof addon.sendBatch === 'function' && typeof addon.connect === 'function' && typeof addon.setReceiveBuffer === 'function' ? (addon as NativeUdp) : null;
+    // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener): dgram rather than a missing function.
+    loaded = typeof addon.sendBatch === 'function' && typeof addon.setReceiveBuffer === 'function' && typeof addon.adopt === 'function' && typeof addon.bindListener === 'function' ? (addon as NativeUdp) : null;
   } catch {
     loaded = null;
   }
