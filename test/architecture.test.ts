@@ -38,6 +38,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   webhook: [...LIB, 'poddns'],
   operator: LIB,
   nodecache: [...LIB, 'server', 'plugins/pkg'],
+  supervisor: [...LIB, 'server', 'plugins/pkg'],
   noderesolver: LIB,
   cli: ['*'],
   index: ['*'],

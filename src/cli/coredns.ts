@@ -8,13 +8,17 @@ import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { CorefileError } from '../lib/corefile/ast.js';
 import { createLogger, type Logger } from '../server/log.js';
-import { udpNote } from '../server/listeners.js';
+import { udpNote } from '../server/udpnote.js';
 import { PLUGIN_ORDER } from '../server/order.js';
-import { startServer, type KdnsServer } from '../server/server.js';
+import type { KdnsServer } from '../server/server.js';
 import { PLUGINS } from '../plugins/registry.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
 import { GoFlagError, boolFlag, goFlagUsage, parseGoFlags, stringFlag, type GoFlagSet, type GoFlagsParsed } from './goflags.js';
 import { handleSignals } from './serve.js';
+import { becomeParent } from './supervise.js';
+import { corefileSlots, corefileTextSlots } from './slots.js';
+import type { ListenSlot } from '../supervisor/plan.js';
+import { reportServing } from '../supervisor/worker.js';
 
 const require = createRequire(import.meta.url);
 
@@ -120,14 +124,19 @@ export async function runCoreDNS(args: readonly string[], binary = 'coredns'): P
   }
   const source = corefileSource(conf, port);
   const log = createLogger();
+  const slots = (): ListenSlot[] => (source.text !== undefined ? corefileTextSlots(source.text, source.path, port) : corefileSlots(source.path, port));
+  if (becomeParent({ byDefault: false, slots, freebind: false, log })) return;
   let server: KdnsServer;
   try {
+    // Loaded here: a parent (becomeParent) never serves and stays small without it.
+    const { startServer } = await import('../server/server.js');
     server = await startServer({ corefilePath: source.path, ...(source.text !== undefined ? { corefileText: source.text } : {}), options: { defaultPort: port }, log });
   } catch (e) {
     console.error(e instanceof CorefileError ? e.message : `kdns: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(EXIT_INVALID);
   }
   handleSignals(server);
+  reportServing(() => void server.shutdown());
   writePidfile(stringFlag(p, COREDNS_FLAGS, 'pidfile'));
   if (!boolFlag(p, COREDNS_FLAGS, 'quiet')) {
     logListening(server, log, 'kdns');

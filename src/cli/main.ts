@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { basename } from 'node:path';
 import { EXIT_USAGE } from './exit.js';
 import { NODE_CACHE_ONLY_FLAGS } from './dropin-flags.js';
+import { rememberInvocation } from './supervise.js';
 
 const require = createRequire(import.meta.url);
 const pkg = require('../../package.json') as { version: string };
@@ -66,6 +67,7 @@ export async function buildProgram(only?: string): Promise<Command> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  rememberInvocation(argv);
   const dropin = dropInMode(argv);
   if (dropin) {
     // Go flag syntax (-conf, -localip…), which commander does not speak: straight to the mode.

@@ -2,10 +2,14 @@
 // kubernetes-sigs/node-local-dns cmd/node-cache): CoreDNS's flags plus -localip, -upstreamsvc, -setupinterface,
 // -setupiptables, … in Go's syntax, so the stock nodelocaldns.yaml DaemonSet runs kdns by
 // changing only its image. `kdns -localip …` and a binary named `node-cache` come here too.
+import { becomeParent } from './supervise.js';
+import { localIPSlots } from '../supervisor/plan.js';
+import { reportServing } from '../supervisor/worker.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../server/log.js';
 import { trapSignals } from './signals.js';
-import { DEFAULT_KUBE_DNS_DIR, NodeCacheApp, type NodeCacheAppParams } from '../nodecache/app.js';
+import type { NodeCacheApp, NodeCacheAppParams } from '../nodecache/app.js';
+import { DEFAULT_KUBE_DNS_DIR } from '../nodecache/flags.js';
 import { FlagError, nodeCacheParams, serviceHostEnv } from '../nodecache/flags.js';
 import { existsSync } from 'node:fs';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
@@ -87,6 +91,10 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
     return;
   }
   const log = createLogger();
+  // The cache's sockets outlive a crashed or OOM-killed worker (src/supervisor/).
+  if (becomeParent({ byDefault: true, slots: () => localIPSlots(parsed.params.localIPs, parsed.params.port), freebind: true, log })) return;
+  // Loaded here: a parent (becomeParent) never serves and stays small without it.
+  const { NodeCacheApp } = await import('../nodecache/app.js');
   const app = new NodeCacheApp(parsed.params, log);
   try {
     await app.start();
@@ -95,6 +103,7 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
     process.exit(EXIT_INVALID);
   }
   handleSignals(app, log);
+  reportServing(() => void app.shutdown());
   writePidfile(parsed.pidfile);
   if (!parsed.quiet && app.server) logListening(app.server, log, 'kdns node-cache');
 }

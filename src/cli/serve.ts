@@ -3,12 +3,14 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CorefileError } from '../lib/corefile/ast.js';
-import { startServer, type KdnsServer } from '../server/server.js';
+import type { KdnsServer } from '../server/server.js';
 import { createLogger } from '../server/log.js';
-import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
+import { UDP_ENV_HELP, udpNote } from '../server/udpnote.js';
 import { EXIT_INVALID, EXIT_USAGE } from './exit.js';
-import { runCheck } from './check.js';
 import { trapSignals } from './signals.js';
+import { becomeParent } from './supervise.js';
+import { corefileSlots } from './slots.js';
+import { reportServing } from '../supervisor/worker.js';
 
 const DEMO_COREFILE = fileURLToPath(new URL('../../examples/Corefile', import.meta.url));
 
@@ -66,15 +68,19 @@ export function register(program: Command): void {
         console.error(`kdns serve: ${corefilePath}: no such file`);
         process.exit(EXIT_INVALID);
       }
-      if (flags.check) await runCheck(corefilePath, { defaultPort: port, clusterDir: flags.cluster });
+      if (flags.check) await (await import('./check.js')).runCheck(corefilePath, { defaultPort: port, clusterDir: flags.cluster });
       const log = createLogger();
+      if (becomeParent({ byDefault: false, slots: () => corefileSlots(corefilePath, port), freebind: false, log })) return;
       try {
+        // Loaded here, not above: a parent (becomeParent) never serves and stays small without it.
+        const { startServer } = await import('../server/server.js');
         const server = await startServer({ corefilePath, options: { defaultPort: port, clusterDir: flags.cluster }, log });
         handleSignals(server);
         server.guardProcess();
         for (const l of server.listening()) {
           if (l.transport === 'udp') log.info(`kdns listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
         }
+        reportServing(() => void server.shutdown());
       } catch (e) {
         if (e instanceof CorefileError) {
           console.error(e.message);

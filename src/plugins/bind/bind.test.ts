@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NetworkInterfaceInfo } from 'node:os';
 import { firstDirective } from '../../../test/util/corefile.js';
-import { canonicalIp, isLinkLocal, type InterfaceTable } from './handler.js';
-import { parseBind } from './setup.js';
+import { canonicalIp, isLinkLocal, parseBind, type InterfaceTable } from '../pkg/bindaddresses.js';
 
 function iface(address: string): NetworkInterfaceInfo {
   const v6 = address.includes(':');
