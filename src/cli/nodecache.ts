@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CorefileError } from '../lib/corefile/ast.js';
 import { createLogger } from '../server/log.js';
-import { UDP_ENV_HELP, udpNote } from '../server/listeners.js';
+import { UDP_ENV_HELP, udpNote } from '../server/udpnote.js';
 import { startNodeCache, type NodeCache, type NodeCacheConfig } from '../nodecache/agent.js';
 import { DEFAULT_INTERFACE, DEFAULT_LOCAL_IP, renderNodeCacheCorefile, type NodeCacheSettings } from '../nodecache/corefile.js';
 import { FlagError, settingsFromFlags, type NodecacheFlags } from '../nodecache/flags.js';

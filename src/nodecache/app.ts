@@ -12,7 +12,8 @@
 
 import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { endpointFor, parseHttpAddress } from '../plugins/pkg/endpoint.js';
+import { endpointFor } from '../plugins/pkg/endpoint.js';
+import { parseHttpAddress } from '../plugins/pkg/httpaddress.js';
 import type { Logger } from '../server/log.js';
 import { Counter } from '../server/promclient.js';
 import { counter } from '../server/metrics.js';
@@ -21,8 +22,6 @@ import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle 
 import { IptablesRules } from './iptables.js';
 import { EMPTY_KUBE_DNS_CONFIG, parseKubeDnsConfig, renderTemplate, type KubeDnsConfig } from './pillars.js';
 
-/** Where node-cache looks for the kube-dns ConfigMap when -kubednscm is not given. */
-export const DEFAULT_KUBE_DNS_DIR = '/etc/kube-dns';
 /** How often node-cache re-reads the ConfigMap directories; kdns also watches them for changes. */
 export const CONFIG_SYNC_MS = 10_000;
 

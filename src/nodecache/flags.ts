@@ -7,7 +7,7 @@
 // Both take IPv4 and IPv6 local addresses together (a dual-stack node).
 import { isIP, isIPv6 } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { parseHttpAddress } from '../plugins/pkg/endpoint.js';
+import { parseHttpAddress } from '../plugins/pkg/httpaddress.js';
 import { parseUpstream } from '../plugins/pkg/upstreams.js';
 import { LOCAL_OPTION_CODE_MAX, LOCAL_OPTION_CODE_MIN } from '../plugins/pkg/searchoption.js';
 import type { NodeCacheAppParams } from './app.js';
@@ -215,3 +215,6 @@ export function nodeCacheParams(v: NodeCacheFlagValues, ctx: NodeCacheFlagContex
     prometheusListen: listenAddress('prometheus-listen-address', v['prometheus-listen-address']),
   };
 }
+
+/** Where node-cache looks for the kube-dns ConfigMap when -kubednscm is not given. */
+export const DEFAULT_KUBE_DNS_DIR = '/etc/kube-dns';

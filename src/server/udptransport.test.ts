@@ -10,7 +10,8 @@ import { queryWire, edns } from '../../test/util/request.js';
 import { decodeMessage } from '../lib/dns/codec.js';
 import { RRType } from '../lib/dns/types.js';
 import { nativeUdp } from '../lib/native/udp.js';
-import { udpNote, type UdpTransport } from './listeners.js';
+import type { UdpTransport } from './listeners.js';
+import { udpNote } from './udpnote.js';
 
 const transports: Exclude<UdpTransport, 'auto'>[] = nativeUdp() || process.env.CI === 'true' ? ['native', 'dgram'] : ['dgram'];
 if (!nativeUdp() && process.env.CI !== 'true') console.log('# native UDP socket not built (npm run build:native): testing node:dgram only');

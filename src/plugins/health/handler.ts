@@ -7,7 +7,8 @@ import { formatDuration } from '../../lib/corefile/args.js';
 import type { Logger } from '../../server/log.js';
 import { counter, histogram } from '../../server/metrics.js';
 import type { Plugin, Shared } from '../../server/plugin.js';
-import { endpointFor, loopbackUrl, type HttpAddress, type HttpEndpoint } from '../pkg/endpoint.js';
+import { endpointFor, loopbackUrl, type HttpEndpoint } from '../pkg/endpoint.js';
+import { type HttpAddress } from '../pkg/httpaddress.js';
 
 export interface HealthConfig {
   address: HttpAddress;

@@ -1,7 +1,7 @@
 import { argPosition, expectArgs, noBlockAllowed, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
-import { parseHttpAddress } from '../pkg/endpoint.js';
+import { parseHttpAddress } from '../pkg/httpaddress.js';
 import { HealthPlugin, type HealthConfig } from './handler.js';
 
 export const DEFAULT_ADDRESS = ':8080';

@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { freePort } from '../../../test/util/net.js';
-import { HttpEndpoint, loopbackUrl, parseHttpAddress, type HttpAddress } from './endpoint.js';
+import { HttpEndpoint, loopbackUrl } from './endpoint.js';
+import { parseHttpAddress, type HttpAddress } from './httpaddress.js';
 
 describe('parseHttpAddress: Go SplitHostPort shapes', () => {
   const cases: Array<{ text: string; want: Omit<HttpAddress, 'text'> | string }> = [

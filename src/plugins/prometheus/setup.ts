@@ -1,5 +1,5 @@
 import type { Registry } from '../../server/promclient.js';
-import { parseHttpAddress } from '../pkg/endpoint.js';
+import { parseHttpAddress } from '../pkg/httpaddress.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { collectProcessMetrics } from './process.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';

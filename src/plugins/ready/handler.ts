@@ -4,7 +4,8 @@
 import type http from 'node:http';
 import type { Logger } from '../../server/log.js';
 import type { Plugin, ServerControl, Shared } from '../../server/plugin.js';
-import { endpointFor, type HttpAddress } from '../pkg/endpoint.js';
+import { endpointFor } from '../pkg/endpoint.js';
+import { type HttpAddress } from '../pkg/httpaddress.js';
 
 /**
  * until-ready: a plugin that was ready once counts as ready from then on (CoreDNS's default:
