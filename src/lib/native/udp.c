@@ -210,6 +210,18 @@ static socklen_t socket_address(int family, const char *address, int port, struc
   return inet_pton(AF_INET, address, &a4->sin_addr) == 1 ? sizeof *a4 : 0;
 }
 
+// Reads a call's arguments into argv; false (with a TypeError thrown) when fewer than `want`.
+static bool take_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv, const char *what) {
+  size_t argc = want;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+    char msg[80];
+    snprintf(msg, sizeof msg, "kdns_udp.%s: %zu arguments expected", what, want);
+    napi_throw_type_error(env, NULL, msg);
+    return false;
+  }
+  return true;
+}
+
 // Checks and takes the shared buffers of argv[first..first+3]; NULL (with a JavaScript error
 // thrown) when one is missing or too small.
 static udp_socket *new_socket(napi_env env, napi_value *argv, const char *what) {
@@ -306,13 +318,8 @@ static int bound_socket(int type, int family, const char *address, int port, int
 // open(family 4|6, address string, port, rx, meta, tx, txmeta, onBatch) -> socket object
 // with a "port" property (the bound port). Throws with code EADDRINUSE etc. on bind errors.
 static napi_value udp_open(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
   napi_value argv[8];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 8) {
-    napi_throw_type_error(env, NULL, "kdns_udp.open: 8 arguments expected");
-    return NULL;
-  }
+  if (!take_args(env, info, 8, argv, "open")) return NULL;
   int32_t family, port;
   char address[64];
   size_t alen;
@@ -339,13 +346,8 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
 // process was given already bound (by the parent that keeps the listening sockets across a
 // worker's restarts). Throws EINVAL when fd is not a datagram socket.
 static napi_value udp_adopt(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
   napi_value argv[6];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 6) {
-    napi_throw_type_error(env, NULL, "kdns_udp.adopt: 6 arguments expected");
-    return NULL;
-  }
+  if (!take_args(env, info, 6, argv, "adopt")) return NULL;
   int32_t fd;
   CHECK(napi_get_value_int32(env, argv[0], &fd));
   int type = 0;
@@ -363,13 +365,8 @@ static napi_value udp_adopt(napi_env env, napi_callback_info info) {
 // listening socket (see bound_socket) that this process holds without reading, for a child to
 // serve. Throws with the errno's code (EADDRINUSE, EADDRNOTAVAIL, ...).
 static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 5) {
-    napi_throw_type_error(env, NULL, "kdns_udp.bindListener: 5 arguments expected");
-    return NULL;
-  }
+  if (!take_args(env, info, 5, argv, "bindListener")) return NULL;
   char kind[8], address[64];
   size_t klen, alen;
   int32_t family, port;
