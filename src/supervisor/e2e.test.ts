@@ -117,6 +117,14 @@ describe('kdns serve under its parent (KDNS_SUPERVISE=1)', () => {
     assert.deepEqual(await lookup(port, true), ['A 192.0.2.2']);
   });
 
+  test('SIGHUP and SIGALRM end neither process: the worker logs and ignores them', async () => {
+    const [worker] = childrenOf(parent);
+    for (const s of ['SIGHUP', 'SIGALRM'] as const) process.kill(parent, s);
+    await waitFor(() => /SIGALRM/.test(kdns.output()), 5000);
+    assert.deepEqual(childrenOf(parent), [worker]);
+    assert.deepEqual(await lookup(port), ['A 192.0.2.2']);
+  });
+
   test('SIGTERM stops the worker and then the parent, exit code 0, and the port is free', async () => {
     const [worker] = childrenOf(parent);
     assert.equal(await kdns.stop(), 0);
@@ -148,6 +156,16 @@ describe('the parent: startup failures and its own end', () => {
     const [worker] = childrenOf(p.child.pid as number);
     p.child.kill('SIGKILL');
     await waitFor(() => !alive(worker as number), 10_000);
+  });
+
+  test('SIGQUIT ends the worker and the parent at once, exit code 0', async () => {
+    const port = await freePort();
+    const p = serve(corefile(port, '192.0.2.5'));
+    await waitFor(async () => (await lookup(port).catch(() => [])).length > 0, 15_000);
+    const [worker] = childrenOf(p.child.pid as number);
+    p.child.kill('SIGQUIT');
+    assert.equal(await p.done, 0);
+    assert.equal(alive(worker as number), false);
   });
 
   test('without KDNS_SUPERVISE, kdns serve is one process', async () => {

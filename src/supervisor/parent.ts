@@ -5,8 +5,8 @@
 // kill or a crash costs the time a worker takes to start, not an outage until the pod is
 // restarted. The parent never reads a socket and loads no plugin, so it stays a few MiB.
 //
-// Signals go to the worker: SIGTERM and SIGINT stop it (and then the parent, with its exit
-// code), SIGUSR1/SIGUSR2/SIGHUP are passed on as they are. A worker that fails before it
+// Signals go to the worker: SIGTERM, SIGINT and SIGQUIT stop it (and then the parent, with its
+// exit code); the others kdns acts on or ignores are passed on as they are. A worker that fails before it
 // serves (a bad Corefile, a port in use) ends the parent with its exit code: restarting it
 // would fail the same way.
 
@@ -82,6 +82,14 @@ function holdSockets(o: SuperviseOptions): InheritedListener[] {
 
 const STDIO_FIRST_FD = 4; // after stdin, stdout, stderr and the IPC channel
 
+/** Signals that end the worker (each its own way: lameduck, a second SIGINT, at once) and then the parent. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGQUIT'] as const;
+/**
+ * Signals the worker acts on or logs and ignores (src/cli/signals.ts): passed on. Trapped here
+ * too because most of them would end a process that does not.
+ */
+const PASSED_SIGNALS = ['SIGUSR1', 'SIGUSR2', 'SIGHUP', 'SIGALRM', 'SIGVTALRM', 'SIGPWR', 'SIGIO', 'SIGXCPU', 'SIGXFSZ'] as const;
+
 /** Starts supervising: binds, starts the first worker, and from then on lives for it. */
 export function supervise(o: SuperviseOptions): void {
   let held = holdSockets(o);
@@ -122,11 +130,15 @@ export function supervise(o: SuperviseOptions): void {
 
   const stop = (signal: NodeJS.Signals): void => {
     stopping = true;
+    // No worker comes after this one: let go of the sockets now, so that the worker's close is
+    // their last and they leave the address (a successor's sockets get every query from then
+    // on) instead of taking queries in the parent's copy that nobody would read.
+    for (const h of held) o.addon.closeDescriptor(h.fd);
+    held = [];
     if (worker) worker.kill(signal);
     else process.exit(0);
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  for (const s of ['SIGUSR1', 'SIGUSR2', 'SIGHUP'] as const) process.on(s, () => worker?.kill(s));
+  for (const s of STOP_SIGNALS) process.on(s, () => stop(s));
+  for (const s of PASSED_SIGNALS) process.on(s, () => worker?.kill(s));
   start();
 }
