@@ -8,7 +8,9 @@
 //      and checks them and the interface again every -syncinterval;
 //   5. re-renders and reloads when either ConfigMap changes (a failed render keeps the
 //      running Corefile and counts coredns_nodecache_setup_errors_total{errortype="configmap"});
-//   6. on SIGTERM/SIGINT stops, then removes rules and interface unless -skipteardown.
+//   6. on SIGTERM/SIGINT stops, then removes rules and interface unless -skipteardown — or
+//      unless another process already serves the same addresses (the next pod of a rolling
+//      update, successor.ts): then it hands its queries over and leaves both to that one.
 
 import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -20,6 +22,7 @@ import { counter } from '../server/metrics.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle } from './iface.js';
 import { IptablesRules } from './iptables.js';
+import { successorServing } from './successor.js';
 import { EMPTY_KUBE_DNS_CONFIG, parseKubeDnsConfig, renderTemplate, type KubeDnsConfig } from './pillars.js';
 
 /** How often node-cache re-reads the ConfigMap directories; kdns also watches them for changes. */
@@ -257,15 +260,26 @@ export class NodeCacheApp {
     return this.syncing;
   }
 
-  /** Step 6: stop serving, then (unless -skipteardown) remove the iptables rules and the interface. */
+  /**
+   * Step 6: stop serving, then (unless -skipteardown) remove the iptables rules and the
+   * interface. With a successor on the same addresses, the sockets stop taking queries and
+   * answer those they hold, and the interface and rules stay for the successor.
+   */
   async shutdown(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     for (const w of this.watchers) w.close();
     await this.syncing.catch(() => undefined);
-    await this.server?.shutdown().catch((e: unknown) => this.log.error(`shutdown: ${(e as Error).message}`));
+    const p = this.params;
+    const successor = successorServing(p.localIPs, p.port);
+    if (successor) this.log.info(`Another process serves ${p.localIPs.join(', ')} port ${p.port}: handing queries over to it`);
+    await this.server?.shutdown({ handOver: successor }).catch((e: unknown) => this.log.error(`shutdown: ${(e as Error).message}`));
     await this.releaseMetrics?.();
     if (this.params.skipTeardown) return;
+    if (successor) {
+      this.log.info(`Leaving interface ${p.interfaceName} and the iptables rules to the node cache that serves on`);
+      return;
+    }
     this.log.info('Tearing down');
     if (this.params.setupIptables) {
       for (const f of await this.iptables.remove()) this.fail(f.locked ? 'iptables_lock' : 'iptables', `Failed deleting iptables rule ${f.message}`);
