@@ -37,6 +37,12 @@ export interface Listener {
   readonly address: string;
   readonly port: number;
   close(): Promise<void>;
+  /**
+   * Leaving to a successor bound to the same address (SO_REUSEPORT): take no new queries,
+   * answer those already taken, then close. Missing where the socket cannot stop taking new
+   * queries without closing (node:dgram): close() is all there is.
+   */
+  drain?(): Promise<void>;
 }
 
 /**
@@ -62,7 +68,7 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
   if (addon && (address === '' || (net.isIP(address) !== 0 && !address.includes('%')))) {
     const local = address === '' ? '::' : address;
     const native = listenUdpNative(addon, address, port, local, dispatcher, inherited);
-    return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close() };
+    return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close(), drain: () => native.drain() };
   }
   return listenUdpDgram(address, port, dispatcher, inherited);
 }
@@ -183,6 +189,9 @@ export function serveConnection(socket: net.Socket, dispatcher: Dispatcher, limi
  */
 const LISTEN_BACKLOG = 65535;
 
+/** A draining TCP listener closes its connections after this even with queries under way. */
+const TCP_DRAIN_LIMIT_MS = 5_000;
+
 export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
   const inherited = port === 0 ? undefined : takeInherited('tcp', address, port);
   const server = net.createServer({ noDelay: true });
@@ -211,5 +220,16 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
         server.close(() => r());
         table.closeAll();
       }),
+    // No more accepts (the listening socket leaves the address with its last descriptor);
+    // connections already open get the answers to the queries they sent, then close.
+    drain: async () => {
+      const closing = new Promise<void>((r) => server.close(() => r()));
+      const limit = performance.now() + TCP_DRAIN_LIMIT_MS;
+      // A connection accepted a moment ago may not have sent its query yet.
+      await new Promise((r) => setTimeout(r, 50));
+      while (table.busy() && performance.now() < limit) await new Promise((r) => setTimeout(r, 10));
+      table.closeAll();
+      await closing;
+    },
   };
 }

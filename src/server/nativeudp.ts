@@ -117,7 +117,14 @@ function isMapped(b: Buffer, at = 0): boolean {
 export interface NativeListener {
   readonly port: number;
   close(): Promise<void>;
+  /** Takes no more queries, answers those already read or queued, then closes (see drain below). */
+  drain(): Promise<void>;
 }
+
+/** How long a draining socket must have been quiet (nothing read, no answer under way) before it closes. */
+const DRAIN_QUIET_MS = 50;
+/** A draining socket closes after this even with answers still under way (an upstream that never answers). */
+const DRAIN_LIMIT_MS = 5_000;
 
 /**
  * Opens address:port (address '' = every address, dual-stack) on the native socket, or serves
@@ -164,7 +171,10 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
     }
   };
 
+  let underway = 0;
+  let lastBatchAt = 0;
   const onBatch = (count: number): void => {
+    lastBatchAt = performance.now();
     let replies = 0;
     for (let i = 0; i < count; i++) {
       const o = i * META;
@@ -177,9 +187,12 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
       const out = dispatcher.handle(msg, client);
       if (out === undefined) continue;
       if (isPromise(out)) {
-        out.then((bytes) => {
-          if (bytes) sendLate(bytes, client);
-        });
+        underway++;
+        out
+          .then((bytes) => {
+            if (bytes) sendLate(bytes, client);
+          })
+          .finally(() => underway--);
       } else if (out.length > SLOT) {
         addon.sendTo(socket, out, client.address());
       } else {
@@ -197,15 +210,37 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
   addon.setReceiveBuffer(socket, LISTENER_RECEIVE_BUFFER);
   localPort = socket.port;
   let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    if (!closed) {
+      addon.close(socket);
+      // libuv releases the descriptor on its next turn; the port is free after that.
+      closed = new Promise((r) => setImmediate(r));
+    }
+    return closed;
+  };
   return {
     port: socket.port,
-    close() {
-      if (!closed) {
-        addon.close(socket);
-        // libuv releases the descriptor on its next turn; the port is free after that.
-        closed = new Promise((r) => setImmediate(r));
+    close,
+    /**
+     * For a successor bound beside this socket (SO_REUSEPORT): connecting the socket to its own
+     * address takes it out of the kernel's choice for every other sender, so new queries go to
+     * the successor's sockets, while those already queued here stay readable. They are read
+     * and answered (replies to other addresses still leave a connected socket on Linux) until
+     * nothing has arrived and nothing is under way for DRAIN_QUIET_MS; then it closes.
+     */
+    async drain() {
+      if (closed) return closed;
+      const self = address === '' ? '::1' : address;
+      const rc = addon.connect(socket, self, socket.port);
+      if (rc !== 0) return close();
+      lastBatchAt = performance.now();
+      const limit = lastBatchAt + DRAIN_LIMIT_MS;
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 10));
+        const now = performance.now();
+        if (now > limit || (underway === 0 && late === 0 && now - lastBatchAt >= DRAIN_QUIET_MS)) break;
       }
-      return closed;
+      return close();
     },
   };
 }

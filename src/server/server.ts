@@ -51,6 +51,11 @@ function closeListener(o: OpenListener): Promise<void[]> {
   return Promise.all(o.sockets.map((l) => l.close()));
 }
 
+/** Closes a listener's sockets, draining those that can stop taking queries first (Listener.drain). */
+function drainListener(o: OpenListener): Promise<void[]> {
+  return Promise.all(o.sockets.map((l) => ('drain' in l && l.drain ? l.drain() : l.close())));
+}
+
 function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -258,14 +263,18 @@ export class KdnsServer implements ServerControl {
     );
   }
 
-  /** Graceful stop: plugins' beforeShutdown (lameduck) while still answering, then close. */
-  async shutdown(): Promise<void> {
+  /**
+   * Graceful stop: plugins' beforeShutdown (lameduck) while still answering, then close.
+   * `handOver`: another process serves the same addresses (SO_REUSEPORT); the sockets stop
+   * taking queries and answer those already taken before they close (Listener.drain).
+   */
+  async shutdown(opts: { handOver?: boolean } = {}): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     await this.reloadChain.catch(() => undefined);
     const plugins = this.current?.plugins ?? [];
     await Promise.all(plugins.map(async ({ plugin }) => plugin.beforeShutdown?.()));
-    await this.closeAll();
+    await this.closeAll(opts.handOver ? drainListener : closeListener);
   }
 
   /** Immediate stop: close listeners and stop plugins. */
@@ -274,10 +283,10 @@ export class KdnsServer implements ServerControl {
     await this.closeAll();
   }
 
-  private async closeAll(): Promise<void> {
+  private async closeAll(closeOne: (o: OpenListener) => Promise<void[]> = closeListener): Promise<void> {
     const all = [...this.open.values()];
     this.open.clear();
-    await Promise.all(all.map(closeListener));
+    await Promise.all(all.map(closeOne));
     const instance = this.current;
     this.current = undefined;
     if (instance) await stopPlugins(instance.plugins, (e) => this.log.error(`stopping: ${describeError(e)}`));

@@ -497,6 +497,12 @@ export class ConnectionTable {
     this.append(c);
   }
 
+  /** Some connection has a query under way or an answer unsent. */
+  busy(): boolean {
+    for (let c = this.oldest; c !== undefined; c = c.younger) if (!c.isIdle()) return true;
+    return false;
+  }
+
   closeAll(): void {
     if (!this.closedAll) descriptorRoom.release(this.limits.maxConnections);
     this.closedAll = true;
