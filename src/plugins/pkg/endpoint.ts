@@ -99,7 +99,9 @@ export class HttpEndpoint {
     server.keepAliveTimeout = 5000;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ port: this.address.port, host: this.address.host }, () => {
+      // SO_REUSEPORT (Node 22.12+; older ignore it), as the DNS listeners: the next node-cache
+      // pod binds its health and metrics ports while the one it replaces still holds them.
+      server.listen({ port: this.address.port, host: this.address.host, ...({ reusePort: true } as Record<string, boolean>) }, () => {
         server.off('error', reject);
         // Once listening, an error here (e.g. accept failing with too many open files) must not
         // crash the DNS server: an unhandled 'error' event would. The listener keeps going.
