@@ -191,6 +191,8 @@ const LISTEN_BACKLOG = 65535;
 
 /** A draining TCP listener closes its connections after this even with queries under way. */
 const TCP_DRAIN_LIMIT_MS = 5_000;
+/** A draining listener's connection that has not asked for this long is idle: it is closed (RFC 7766 lets the client ask again elsewhere). */
+const TCP_DRAIN_RECENT_MS = 1_000;
 
 export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
   const inherited = port === 0 ? undefined : takeInherited('tcp', address, port);
@@ -225,9 +227,7 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
     drain: async () => {
       const closing = new Promise<void>((r) => server.close(() => r()));
       const limit = performance.now() + TCP_DRAIN_LIMIT_MS;
-      // A connection accepted a moment ago may not have sent its query yet.
-      await new Promise((r) => setTimeout(r, 50));
-      while (table.busy() && performance.now() < limit) await new Promise((r) => setTimeout(r, 10));
+      while (table.busy(TCP_DRAIN_RECENT_MS) && performance.now() < limit) await new Promise((r) => setTimeout(r, 10));
       table.closeAll();
       await closing;
     },

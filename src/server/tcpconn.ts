@@ -497,9 +497,13 @@ export class ConnectionTable {
     this.append(c);
   }
 
-  /** Some connection has a query under way or an answer unsent. */
-  busy(): boolean {
-    for (let c = this.oldest; c !== undefined; c = c.younger) if (!c.isIdle()) return true;
+  /**
+   * Some connection has a query under way or an answer unsent, or was accepted or asked within
+   * `recentMs` (its query may still be on its way: the kernel has it, kdns has not read it).
+   */
+  busy(recentMs: number): boolean {
+    const since = performance.now() - recentMs;
+    for (let c = this.oldest; c !== undefined; c = c.younger) if (!c.isIdle() || c.lastQueryAt > since) return true;
     return false;
   }
 
