@@ -1,0 +1,126 @@
+// A node cache replaced the way the DaemonSet's rolling update with maxSurge does it: a second
+// `kdns node-cache` with the same arguments starts beside the first on the same local address
+// (SO_REUSEPORT), and once it serves the first gets SIGTERM. The leaving cache must leave the
+// interface and the iptables rules to its successor and hand over its queries: a stream of
+// lookups (a new UDP socket, and a new TCP connection, per lookup, as resolvers send them)
+// sent across the swap is answered in full (the node has net.ipv4.tcp_migrate_req=1, as the
+// README asks). Without a successor, SIGTERM tears down as node-cache does. Everything runs in a network namespace standing for the node.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { expectedSave, nodeLocalRules } from '../util/iptables.js';
+import { kdnsCommand } from '../util/kdns.js';
+import { sleep, waitFor } from '../util/net.js';
+import { NetNs, netnsMissing, type Proc } from '../util/netns.js';
+import { namedIn, scratchDir } from '../util/pod.js';
+import { exampleZone } from '../util/upstream.js';
+
+const IN_CI = process.env.CI === 'true';
+const reason = netnsMissing('named', 'iptables');
+const skip = reason && !IN_CI ? reason : false;
+
+const LOCAL_IP = '169.254.20.10';
+const UPSTREAM_SVC_IP = '10.96.0.11';
+
+const TEMPLATE = `.:53 {
+    errors
+    cache 30
+    bind __PILLAR__LOCAL__DNS__
+    forward . __PILLAR__CLUSTER__DNS__
+    health ${LOCAL_IP}:8080
+    prometheus :9253
+}
+`;
+
+/**
+ * A client in the namespace: from the moment it starts until SIGUSR2, a lookup of
+ * www.example.test every 10 ms, alternating a fresh UDP socket and a fresh TCP connection,
+ * each waiting up to 3 s with no retry. On SIGUSR2 it stops sending and prints {sent, answered}
+ * once every lookup has its answer or its timeout.
+ */
+const CLIENT = `
+const dgram = require('node:dgram'), net = require('node:net');
+const q = (id) => { const h = Buffer.alloc(12); h.writeUInt16BE(id, 0); h.writeUInt16BE(0x0100, 2); h.writeUInt16BE(1, 4);
+  return Buffer.concat([h, Buffer.from([3]), Buffer.from('www'), Buffer.from([7]), Buffer.from('example'), Buffer.from([4]), Buffer.from('test'), Buffer.from([0, 0, 1, 0, 1])]); };
+let sent = 0, answered = 0, open = 0; const missed = [];
+const udp = (id) => { const s = dgram.createSocket('udp4'); open++;
+  const end = (ok, why) => { if (s.done) return; s.done = true; clearTimeout(t); s.close(); open--; if (ok) answered++; else missed.push('udp ' + why); };
+  const t = setTimeout(() => end(false, 'timeout'), 3000); s.on('message', (m) => end(m.readUInt16BE(0) === id && (m.readUInt16BE(2) & 15) === 0)); s.on('error', () => end(false));
+  s.send(q(id), 53, '${LOCAL_IP}'); };
+const tcp = (id) => { const m = q(id), l = Buffer.alloc(2); l.writeUInt16BE(m.length); let got = Buffer.alloc(0), done = false; open++;
+  const end = (ok, why) => { if (done) return; done = true; clearTimeout(t); c.destroy(); open--; if (ok) answered++; else missed.push('tcp ' + why); };
+  const c = net.connect({ host: '${LOCAL_IP}', port: 53 }, () => c.write(Buffer.concat([l, m])));
+  const t = setTimeout(() => end(false, 'timeout'), 3000);
+  c.on('data', (d) => { got = Buffer.concat([got, d]); if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) end(got.readUInt16BE(2) === id && (got.readUInt16BE(5) & 15) === 0); });
+  c.on('error', (e) => end(false, e.code)); c.on('close', () => end(false, 'closed')); };
+const timer = setInterval(() => { sent++; (sent % 2 ? udp : tcp)(sent & 0xffff); }, 10);
+console.log('sending');
+process.on('SIGUSR2', () => { clearInterval(timer); const w = setInterval(() => { if (open === 0) { clearInterval(w); console.log(JSON.stringify({ sent, answered, missed })); } }, 50); });
+`;
+
+describe('node cache: a successor on the same address, then SIGTERM', { skip }, () => {
+  let ns: NetNs;
+  let named: Proc;
+  let dir: string;
+
+  before(async () => {
+    ns = NetNs.create('swap');
+    ns.addDummy('cluster0', [`${UPSTREAM_SVC_IP}/32`]);
+    // As the README asks of nodes: a TCP listener that closes hands the connections waiting in
+    // its accept queue to the successor's listener instead of resetting them (Linux 5.14+).
+    ns.must(['sysctl', '-qw', 'net.ipv4.tcp_migrate_req=1']);
+    named = await namedIn(ns, UPSTREAM_SVC_IP, { 'example.test': exampleZone() });
+    dir = scratchDir('swap');
+    writeFileSync(join(dir, 'Corefile.base'), TEMPLATE);
+  });
+  after(async () => {
+    await named?.stop();
+    ns?.delete();
+  });
+
+  const startCache = async (): Promise<Proc> => {
+    const args = ['node-cache', '-localip', LOCAL_IP, '-conf', join(dir, 'Corefile'), '-basecorefile', join(dir, 'Corefile.base'), '-upstreamsvc', 'kube-dns-upstream'];
+    const p = ns.spawn([process.execPath, ...kdnsCommand(args)], { env: { ...process.env, KUBE_DNS_UPSTREAM_SERVICE_HOST: UPSTREAM_SVC_IP } });
+    await waitFor(() => p.output().includes(`listening on ${LOCAL_IP}:53`) || p.child.exitCode !== null, 30_000, 50);
+    assert.equal(p.child.exitCode, null, p.output());
+    return p;
+  };
+  const interfacePresent = (): boolean => ns.run(['ip', 'link', 'show', 'nodelocaldns']).status === 0;
+  const rules = (): string[] => nodeLocalRules(ns.must(['iptables-save']));
+
+  const cases: Array<{ name: string; successor: boolean; want: { exit: number; iface: boolean; rules: string[]; allAnswered: boolean; log: RegExp } }> = [
+    {
+      name: 'with a successor serving: interface and rules stay, every lookup across the swap is answered',
+      successor: true,
+      want: { exit: 0, iface: true, rules: expectedSave([LOCAL_IP]), allAnswered: true, log: /Leaving interface nodelocaldns and the iptables rules to the node cache that serves on/ },
+    },
+    {
+      name: 'alone: SIGTERM removes the interface and the rules, as node-cache does',
+      successor: false,
+      want: { exit: 0, iface: false, rules: ['*raw', '*filter'], allAnswered: false, log: /Tearing down/ },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const first = await startCache();
+      await waitFor(() => rules().length === 14, 10_000, 100);
+      const client = ns.spawn([process.execPath, '-e', CLIENT]);
+      await waitFor(() => client.output().includes('sending'), 10_000, 20);
+      await sleep(500);
+      const second = c.successor ? await startCache() : undefined;
+      await sleep(300);
+      assert.equal(await first.stop(), c.want.exit, first.output());
+      await sleep(1_000);
+      client.child.kill('SIGUSR2');
+      await client.done;
+      const { sent, answered, missed } = JSON.parse(client.output().trim().split('\n').at(-1) ?? '{}') as { sent: number; answered: number; missed: string[] };
+      const iface = interfacePresent();
+      const after = rules();
+      await second?.stop();
+      assert.match(first.output(), c.want.log);
+      assert.deepEqual({ iface, rules: after, allAnswered: answered === sent }, { iface: c.want.iface, rules: c.want.rules, allAnswered: c.want.allAnswered }, `${answered} of ${sent} answered; missed: ${missed.join(', ')}`);
+      assert.ok(sent > 100, `only ${sent} lookups sent`);
+    });
+  }
+});
