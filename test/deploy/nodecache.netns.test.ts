@@ -154,10 +154,11 @@ describe('deploy/nodecache: the DaemonSet\'s container with its exact args, in a
     });
   }
 
-  test('health where the liveness probe asks, metrics on the port named metrics', () => {
+  test('health where the liveness probe asks, metrics on the scrape annotation\'s port', () => {
     const probe = container['livenessProbe'].httpGet;
     assert.equal(httpGetIn(ns, `http://${probe.host}:${probe.port}${probe.path}`).status, 200);
-    const port = (container['ports'] as RenderedObject[]).find((p) => p['name'] === 'metrics')!['containerPort'];
+    // The pod's scrape annotation (no container ports: on the host network they would be host ports).
+    const port = Number(findObject(renderKustomization('deploy/nodecache'), 'DaemonSet', 'node-local-dns')['spec'].template.metadata.annotations['prometheus.io/port']);
     const samples = parseExposition(httpGetIn(ns, `http://${localIP}:${port}/metrics`).body);
     assert.ok(value(samples, 'coredns_dns_requests_total', { server: `dns://${localIP}:53`, zone: 'cluster.local.' }) >= 1);
     assert.ok(value(samples, 'coredns_forward_requests_total', { to: `${UPSTREAM_SVC_IP}:53` }) >= 1);
