@@ -27,7 +27,9 @@
 //   swap-teardown  NodeLocal DNSCache's rolling update: SIGTERM first (it removes its
 //                  interface and rules, as node-cache does), then the new cache starts.
 //   kill-worker    kill -9 of the worker (what the OOM killer picks: the biggest process).
-//   kill-parent    kill -9 of the parent; after 1 s (the kubelet's restart) a new cache starts.
+//   kill-parent    kill -9 of the parent, and of the worker with it (in a container the parent is
+//                  PID 1, whose end kills the whole PID namespace); after 1 s (the kubelet
+//                  restarting the container) a new cache starts.
 //
 // Per scenario and run: lookups sent during the event window (the event's start to 2 s after
 // the last process change), lost (no answer within 2 s) and failed (an error answer, a
@@ -285,7 +287,11 @@ async function event(rig, scenario, first) {
       break;
     }
     case 'kill-parent': {
+      // In a container the parent is PID 1: when it dies the kernel kills the rest of the pod's
+      // PID namespace, the worker with it, at once (no teardown runs).
+      const worker = rig.workerOf(first);
       first.child.kill('SIGKILL');
+      process.kill(worker, 'SIGKILL');
       await first.exited;
       await sleep(1_000);
       await rig.startCache();
