@@ -37,6 +37,7 @@ export function parseInherited(text: string | undefined): InheritedListener[] {
 const keyOf = (kind: string, address: string, port: number): string => `${kind} ${address} ${port}`;
 
 let pending: Map<string, InheritedListener> | undefined;
+const taken: InheritedListener[] = [];
 
 function table(): Map<string, InheritedListener> {
   pending ??= new Map(parseInherited(process.env[LISTEN_FDS_ENV]).map((l) => [keyOf(l.kind, l.address, l.port), l]));
@@ -49,6 +50,7 @@ export function takeInherited(kind: 'udp' | 'tcp', address: string, port: number
   const key = keyOf(kind, address, port);
   const found = t.get(key);
   t.delete(key);
+  if (found) taken.push(found);
   return found?.fd;
 }
 
@@ -68,4 +70,9 @@ export function releaseUnusedInherited(): InheritedListener[] {
     }
   }
   return unused;
+}
+
+/** The inherited descriptors listeners took, for the worker to open once it serves. */
+export function takenInherited(): readonly InheritedListener[] {
+  return taken;
 }

@@ -40,15 +40,23 @@ async function lookup(port: number, tcp = false): Promise<string[]> {
   return answers(await dig('web.example', 'A', { server: '127.0.0.1', port, args: tcp ? ['+tcp'] : [], timeout: 2, tries: 1 }));
 }
 
-/** Sends `count` queries at once from one socket; resolves with how many were answered within 5 s. */
-async function burst(port: number, count: number): Promise<number> {
-  const socket = dgram.createSocket('udp4');
+/**
+ * Sends `count` queries at once from `sources` sockets (the kernel picks a socket of a shared
+ * address by the sender's address and port); resolves with how many were answered within 5 s.
+ */
+async function burst(port: number, count: number, sources = 1): Promise<number> {
   const seen = new Set<number>();
-  socket.on('message', (m) => seen.add(m.readUInt16BE(0)));
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
-  for (let id = 1; id <= count; id++) socket.send(buildQuery(nameToWire('web.example.'), 1, 1, { id }), port, '127.0.0.1');
+  const sockets = await Promise.all(
+    Array.from({ length: sources }, async () => {
+      const socket = dgram.createSocket('udp4');
+      socket.on('message', (m) => seen.add(m.readUInt16BE(0)));
+      await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
+      return socket;
+    }),
+  );
+  for (let id = 1; id <= count; id++) sockets[id % sources]?.send(buildQuery(nameToWire('web.example.'), 1, 1, { id }), port, '127.0.0.1');
   await waitFor(() => seen.size === count, 5000).catch(() => undefined);
-  socket.close();
+  for (const s of sockets) s.close();
   return seen.size;
 }
 
@@ -166,6 +174,26 @@ describe('the parent: startup failures and its own end', () => {
     p.child.kill('SIGQUIT');
     assert.equal(await p.done, 0);
     assert.equal(alive(worker as number), false);
+  });
+
+  test('until its worker serves, a parent’s sockets take no queries: the process already on the address answers them all', async () => {
+    const port = await freePort();
+    const file = corefile(port, '192.0.2.6');
+    const first = serve(file, {});
+    // The second kdns's worker takes 8 s to start (the parent binds at once).
+    const slow = join(dir, 'slow-worker.mjs');
+    writeFileSync(slow, "if (process.env.KDNS_WORKER === '1') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 8000);\n");
+    let second: CollectedProcess | undefined;
+    try {
+      await waitFor(async () => (await lookup(port).catch(() => [])).length > 0, 15_000);
+      second = spawnCollected(process.execPath, ['--import', slow, ...kdnsCommand(['serve', '--conf', file])], { env: { ...process.env, KDNS_SUPERVISE: '1' }, killAfterMs: 5000 });
+      const parent = second.child.pid as number;
+      await waitFor(() => childrenOf(parent).length === 1, 10_000);
+      assert.equal(await burst(port, 300, 30), 300);
+    } finally {
+      await second?.stop();
+      await first.stop();
+    }
   });
 
   test('without KDNS_SUPERVISE, kdns serve is one process', async () => {

@@ -1,6 +1,7 @@
 // The worker's side of src/supervisor/parent.ts.
 
-import { releaseUnusedInherited } from '../server/inherited.js';
+import { releaseUnusedInherited, takenInherited } from '../server/inherited.js';
+import { nativeUdp } from '../lib/native/udp.js';
 import { WORKER_ENV, type WorkerMessage } from './protocol.js';
 
 /** True in a process a kdns parent started to serve for it. */
@@ -9,12 +10,17 @@ export function isWorker(): boolean {
 }
 
 /**
- * Tells the parent this worker serves (so its end is a crash to recover from) and which
- * handed sockets went unused, and makes the parent's going away a shutdown: a worker outlives
- * no parent. The IPC channel does not keep the worker alive by itself.
+ * Opens the sockets this worker was handed to queries, tells the parent it serves (so its end
+ * is a crash to recover from) and which handed sockets went unused, and makes the parent's
+ * going away a shutdown: a worker outlives no parent. The IPC channel does not keep the worker
+ * alive by itself.
  */
 export function reportServing(shutdown: () => void): void {
   if (!isWorker()) return;
+  // The parent bound them dormant (a UDP socket takes no queries until opened): open them now
+  // that this worker answers. A TCP socket listens since it was adopted.
+  const addon = nativeUdp();
+  for (const l of takenInherited()) if (l.kind === 'udp') addon?.openListener(l.fd);
   const unused = releaseUnusedInherited().map(({ kind, address, port }) => ({ kind, address, port }));
   const message: WorkerMessage = { type: 'serving', unused };
   process.send?.(message);

@@ -278,14 +278,32 @@ static napi_value start_socket(napi_env env, udp_socket *s, int fd, napi_value *
   return obj;
 }
 
+// Connects a bound UDP socket to its own address (loopback for a wildcard bind): it then gets
+// only datagrams from itself, so the kernel leaves it out when it picks a socket of the address's
+// SO_REUSEPORT group for everyone else.
+static int connect_to_self(int fd) {
+  struct sockaddr_storage self;
+  socklen_t len = sizeof self;
+  if (getsockname(fd, (struct sockaddr *)&self, &len) != 0) return -1;
+  if (self.ss_family == AF_INET6) {
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&self;
+    if (IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr)) a6->sin6_addr = in6addr_loopback;
+  } else {
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&self;
+    if (a4->sin_addr.s_addr == htonl(INADDR_ANY)) a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  }
+  return connect(fd, (struct sockaddr *)&self, len);
+}
+
 // A socket of `type` for address:port, bound, with the options every kdns listener has:
 // SO_REUSEPORT (a successor — a restarted worker's parent, the next node-cache pod — binds the
 // same address while this one still serves, as CoreDNS's listeners allow) and dual-stack for
 // IPv6. With `freebind` the address need not exist yet (the node cache's parent binds its
 // link-local address before the worker brings up the interface that carries it). Port 0 (an
-// upstream client's ephemeral port) gets no sharing.
+// upstream client's ephemeral port) gets no sharing. A `dormant` socket is left bound but not
+// yet taking queries (see bindListener).
 // Returns the descriptor or minus the errno; *what names the call that failed.
-static int bound_socket(int type, int family, const char *address, int port, int freebind, const char **what) {
+static int bound_socket(int type, int family, const char *address, int port, int freebind, int dormant, const char **what) {
   struct sockaddr_storage sa;
   socklen_t salen = socket_address(family == 6 ? AF_INET6 : AF_INET, address, port, &sa);
   *what = "address";
@@ -304,6 +322,15 @@ static int bound_socket(int type, int family, const char *address, int port, int
     int err = errno;
     close(fd);
     return -err;
+  }
+  if (dormant) {
+    *what = "connect";
+    if (type == SOCK_DGRAM && connect_to_self(fd) != 0) {
+      int err = errno;
+      close(fd);
+      return -err;
+    }
+    return fd;
   }
   // As Go (and so CoreDNS) does: the kernel's maximum (net.core.somaxconn clamps it).
   *what = "listen";
@@ -329,7 +356,7 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
   udp_socket *s = new_socket(env, argv + 3, "kdns_udp.open");
   if (!s) return NULL;
   const char *what;
-  int fd = bound_socket(SOCK_DGRAM, family, address, port, 0, &what);
+  int fd = bound_socket(SOCK_DGRAM, family, address, port, 0, 0, &what);
   if (fd == -EINVAL && what[0] == 'a') {
     free(s);
     napi_throw_type_error(env, NULL, family == 6 ? "kdns_udp.open: not an IPv6 address" : "kdns_udp.open: not an IPv4 address");
@@ -361,9 +388,12 @@ static napi_value udp_adopt(napi_env env, napi_callback_info info) {
   return start_socket(env, s, fd, argv + 1);
 }
 
-// bindListener(kind "udp"|"tcp", family 4|6, address, port, freebind) -> descriptor: a
-// listening socket (see bound_socket) that this process holds without reading, for a child to
-// serve. Throws with the errno's code (EADDRINUSE, EADDRNOTAVAIL, ...).
+// bindListener(kind "udp"|"tcp", family 4|6, address, port, freebind) -> descriptor: a socket
+// (see bound_socket) that this process holds without reading, for a child to serve. It is bound
+// but takes no queries yet (a UDP socket connected to itself, a TCP socket not listening): on a
+// shared address the kernel would otherwise hand it queries while nobody reads them. The child
+// opens it (openListener, or listen on adopting) once it serves. Throws with the errno's code
+// (EADDRINUSE, EADDRNOTAVAIL, ...).
 static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   if (!take_args(env, info, 5, argv, "bindListener")) return NULL;
@@ -377,10 +407,31 @@ static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
   bool freebind = false;
   CHECK(napi_get_value_bool(env, argv[4], &freebind));
   const char *what;
-  int fd = bound_socket(strcmp(kind, "tcp") == 0 ? SOCK_STREAM : SOCK_DGRAM, family, address, port, freebind, &what);
+  int fd = bound_socket(strcmp(kind, "tcp") == 0 ? SOCK_STREAM : SOCK_DGRAM, family, address, port, freebind, 1, &what);
   if (fd < 0) return throw_errno(env, what, -fd);
   napi_value out;
   napi_create_int32(env, fd, &out);
+  return out;
+}
+
+// openListener(fd): lets a socket bindListener made take queries: a UDP socket is disconnected
+// (connect to AF_UNSPEC), a TCP socket listens. Returns 0 or the errno. Opening an open socket
+// changes nothing.
+static napi_value udp_open_listener(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!take_args(env, info, 1, argv, "openListener")) return NULL;
+  int32_t fd;
+  CHECK(napi_get_value_int32(env, argv[0], &fd));
+  int type = 0, rc = 0;
+  socklen_t len = sizeof type;
+  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) rc = EBADF;
+  else if (type == SOCK_STREAM) rc = listen(fd, 65535) == 0 ? 0 : errno;
+  else {
+    struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+    rc = connect(fd, &unspec, sizeof unspec) == 0 ? 0 : errno;
+  }
+  napi_value out;
+  napi_create_int32(env, rc, &out);
   return out;
 }
 
@@ -629,6 +680,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"adopt", NULL, udp_adopt, NULL, NULL, NULL, napi_default, NULL},
       {"bindListener", NULL, udp_bind_listener, NULL, NULL, NULL, napi_default, NULL},
       {"closeDescriptor", NULL, udp_close_descriptor, NULL, NULL, NULL, napi_default, NULL},
+      {"openListener", NULL, udp_open_listener, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;
   napi_create_int32(env, BATCH, &batch);

@@ -26,13 +26,17 @@ export interface NativeUdp {
   /** Serves a UDP descriptor this process was handed already bound (see bindListener); throws EINVAL for anything else. */
   adopt(fd: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
   /**
-   * A bound listening socket (UDP, or TCP listening) with SO_REUSEPORT, dual-stack for IPv6,
-   * held by this process without reading, for a child process to serve. `freebind`: the
-   * address need not exist yet. Throws with code EADDRINUSE, EACCES, EADDRNOTAVAIL or ESYSCALL.
+   * A bound socket with SO_REUSEPORT, dual-stack for IPv6, held by this process without
+   * reading, for a child process to serve. It takes no queries until opened (openListener; a
+   * TCP socket also when the child listens on it), so a shared address's queries do not wait in
+   * it meanwhile. `freebind`: the address need not exist yet. Throws with code EADDRINUSE,
+   * EACCES, EADDRNOTAVAIL or ESYSCALL.
    */
   bindListener(kind: 'udp' | 'tcp', family: 4 | 6, address: string, port: number, freebind: boolean): number;
   /** Closes a descriptor bindListener returned. */
   closeDescriptor(fd: number): void;
+  /** Lets a socket from bindListener take queries (UDP: disconnect; TCP: listen); 0 or the errno. */
+  openListener(fd: number): number;
 }
 
 let loaded: NativeUdp | null | undefined;
@@ -46,7 +50,7 @@ export function nativeUdp(): NativeUdp | null {
     const require = createRequire(import.meta.url);
     const addon = require('../../../build/kdns_udp.node') as Partial<NativeUdp>;
     // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener): dgram rather than a missing function.
-    loaded = typeof addon.sendBatch === 'function' && typeof addon.setReceiveBuffer === 'function' && typeof addon.adopt === 'function' && typeof addon.bindListener === 'function' ? (addon as NativeUdp) : null;
+    loaded = typeof addon.sendBatch === 'function' && typeof addon.setReceiveBuffer === 'function' && typeof addon.adopt === 'function' && typeof addon.openListener === 'function' ? (addon as NativeUdp) : null;
   } catch {
     loaded = null;
   }
