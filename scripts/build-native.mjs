@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Builds src/lib/native/udp.c into build/kdns_udp.node: the batched UDP socket kdns serves UDP
-// with when it is there (see src/server/nativeudp.ts). Run by `npm install`.
+// with when it is there (see src/server/nativeudp.ts). Run by `npm install`. Then
+// src/lib/native/memory.c into build/kdns_memory.node, with which a running kdns hands back
+// pages it no longer uses (src/lib/native/memory.ts); without it kdns holds more, no less works.
 //
 // It is optional: without a C compiler or Node's headers kdns falls back to node:dgram, so
 // the build failing only prints why and exits 0 — unless KDNS_NATIVE=required (CI sets it),
@@ -14,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'src/lib/native/udp.c');
 const output = join(root, 'build/kdns_udp.node');
+const memorySource = join(root, 'src/lib/native/memory.c');
+const memoryOutput = join(root, 'build/kdns_memory.node');
 const required = process.env.KDNS_NATIVE === 'required';
 
 function headerDirs() {
@@ -40,13 +44,26 @@ const [include] = headerDirs();
 if (!include) giveUp("Node's C headers (node_api.h, uv.h) not found; set KDNS_NODE_INCLUDE to their folder");
 const cc = process.env.CC || 'cc';
 mkdirSync(dirname(output), { recursive: true });
-const tmp = `${output}.tmp`;
-try {
-  execFileSync(cc, ['-O2', '-Wall', '-Wextra', '-Wno-unused-parameter', '-fPIC', '-shared', '-std=gnu11', '-DNAPI_VERSION=8', `-I${include}`, source, '-o', tmp], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-} catch (e) {
-  giveUp(`${cc} failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+
+/** Compiles one C file into an addon; the compiler's first line of error when it fails. */
+function compile(from, to) {
+  const tmp = `${to}.tmp`;
+  try {
+    execFileSync(cc, ['-O2', '-Wall', '-Wextra', '-Wno-unused-parameter', '-fPIC', '-shared', '-std=gnu11', '-DNAPI_VERSION=8', `-I${include}`, from, '-o', tmp], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  } catch (e) {
+    return `${cc} failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+  }
+  renameSync(tmp, to); // atomic: a running kdns never loads a half-written file
+  console.log(`kdns: built ${to}`);
+  return undefined;
 }
-renameSync(tmp, output); // atomic: a running kdns never loads a half-written file
-console.log(`kdns: built ${output}`);
+
+const failed = compile(source, output);
+if (failed) giveUp(failed);
+const memoryFailed = compile(memorySource, memoryOutput);
+if (memoryFailed) {
+  console.warn(`kdns: native memory module not built (${memoryFailed}); kdns will keep the pages it no longer uses mapped.`);
+  if (required) process.exit(1);
+}

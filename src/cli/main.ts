@@ -66,9 +66,13 @@ export async function buildProgram(only?: string): Promise<Command> {
   return program;
 }
 
+/** Commands that run until stopped, which hand back memory they no longer use (lib/native/memory.ts). */
+const LONG_RUNNING: ReadonlySet<string> = new Set(['serve', 'nodecache', 'operator', 'webhook', 'node-resolver', 'coredns', 'node-cache']);
+
 export async function main(argv: string[]): Promise<void> {
   rememberInvocation(argv);
   const dropin = dropInMode(argv);
+  if (dropin || LONG_RUNNING.has(argv[2] ?? '')) void import('../lib/native/memory.js').then((m) => m.releaseMemoryPeriodically());
   if (dropin) {
     // Go flag syntax (-conf, -localip…), which commander does not speak: straight to the mode.
     const args = argv.slice(dropin.argsFrom);
