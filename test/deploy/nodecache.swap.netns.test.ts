@@ -7,7 +7,7 @@
 // README asks). Without a successor, SIGTERM tears down as node-cache does. Everything runs in a network namespace standing for the node.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { expectedSave, nodeLocalRules } from '../util/iptables.js';
 import { kdnsCommand } from '../util/kdns.js';
@@ -101,6 +101,30 @@ describe('node cache: a successor on the same address, then SIGTERM', { skip }, 
       want: { exit: 0, iface: false, rules: ['*raw', '*filter'], allAnswered: false, log: /Tearing down/ },
     },
   ];
+  test('a worker killed with SIGKILL: its parent holds the sockets (bound before the interface was up), every lookup across the restart is answered', async () => {
+    const cache = await startCache();
+    try {
+      // `ip netns exec` execs, so the process spawned is the kdns parent; its only child is the worker.
+      const parent = cache.child.pid as number;
+      const workerOf = (): number | undefined => Number(readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/)[0]) || undefined;
+      const worker = workerOf() as number;
+      const client = ns.spawn([process.execPath, '-e', CLIENT]);
+      await waitFor(() => client.output().includes('sending'), 10_000, 20);
+      await sleep(500);
+      process.kill(worker, 'SIGKILL');
+      await waitFor(() => (workerOf() ?? worker) !== worker && cache.output().split(`listening on ${LOCAL_IP}:53`).length === 3, 30_000, 50);
+      await sleep(1_000);
+      client.child.kill('SIGUSR2');
+      await client.done;
+      const { sent, answered, missed } = JSON.parse(client.output().trim().split('\n').at(-1) ?? '{}') as { sent: number; answered: number; missed: string[] };
+      assert.equal(answered, sent, `missed: ${missed.join(', ')}`);
+      assert.ok(sent > 100, `only ${sent} lookups sent`);
+      assert.doesNotMatch(cache.output(), /not held across worker restarts/);
+    } finally {
+      await cache.stop();
+    }
+  });
+
   for (const c of cases) {
     test(c.name, async () => {
       const first = await startCache();

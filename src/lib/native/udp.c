@@ -279,8 +279,8 @@ static napi_value start_socket(napi_env env, udp_socket *s, int fd, napi_value *
 }
 
 // Connects a bound UDP socket to its own address (loopback for a wildcard bind): it then gets
-// only datagrams from itself, so the kernel leaves it out when it picks a socket of the address's
-// SO_REUSEPORT group for everyone else.
+// only datagrams from itself, so the kernel leaves it out when it picks a socket of the
+// address's SO_REUSEPORT group for everyone else.
 static int connect_to_self(int fd) {
   struct sockaddr_storage self;
   socklen_t len = sizeof self;
@@ -325,7 +325,9 @@ static int bound_socket(int type, int family, const char *address, int port, int
   }
   if (dormant) {
     *what = "connect";
-    if (type == SOCK_DGRAM && connect_to_self(fd) != 0) {
+    // A FREEBIND address not up on this host yet has no route to connect through; nothing
+    // reaches it either until the worker brings it up, and the worker opens the socket then.
+    if (type == SOCK_DGRAM && connect_to_self(fd) != 0 && !(freebind && (errno == ENETUNREACH || errno == EADDRNOTAVAIL || errno == EINVAL))) {
       int err = errno;
       close(fd);
       return -err;
