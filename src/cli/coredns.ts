@@ -136,7 +136,7 @@ export async function runCoreDNS(args: readonly string[], binary = 'coredns'): P
     process.exit(EXIT_INVALID);
   }
   handleSignals(server);
-  reportServing(() => void server.shutdown());
+  reportServing();
   writePidfile(stringFlag(p, COREDNS_FLAGS, 'pidfile'));
   if (!boolFlag(p, COREDNS_FLAGS, 'quiet')) {
     logListening(server, log, 'kdns');

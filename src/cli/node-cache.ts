@@ -103,7 +103,7 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
     process.exit(EXIT_INVALID);
   }
   handleSignals(app, log);
-  reportServing(() => void app.shutdown());
+  reportServing();
   writePidfile(parsed.pidfile);
   if (!parsed.quiet && app.server) logListening(app.server, log, 'kdns node-cache');
 }

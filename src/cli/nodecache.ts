@@ -1,6 +1,9 @@
 // `kdns nodecache`: the node-local DNS cache (NodeLocal DNSCache's role), with the ap.k8s.io
 // search-path option for ClusterFirstWithAutopath pods. Flags render the shipped Corefile;
 // `--conf` runs a Corefile of your own instead.
+import { becomeParent } from './supervise.js';
+import { localIPSlots } from '../supervisor/plan.js';
+import { reportServing } from '../supervisor/worker.js';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CorefileError } from '../lib/corefile/ast.js';
@@ -54,6 +57,8 @@ async function run(f: NodecacheFlags): Promise<void> {
     addresses = settings.localIPs;
   }
   const log = createLogger();
+  // As node-cache's command line: the sockets outlive a crashed or OOM-killed worker (src/supervisor/).
+  if (becomeParent({ byDefault: true, slots: () => localIPSlots(addresses, Number(f.port)), freebind: true, log })) return;
   let iface: InterfaceHandle | undefined;
   if (f.setupInterface) {
     iface = await setupInterface(f.interface, addresses);
@@ -72,6 +77,7 @@ async function run(f: NodecacheFlags): Promise<void> {
   for (const l of cache.server.listening()) {
     if (l.transport === 'udp') log.info(`kdns nodecache listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
   }
+  reportServing();
 }
 
 export function register(program: Command): void {

@@ -80,7 +80,7 @@ export function register(program: Command): void {
         for (const l of server.listening()) {
           if (l.transport === 'udp') log.info(`kdns listening on ${l.address === '' ? '*' : l.address}:${l.port} (udp+tcp${udpNote(l.via)})`);
         }
-        reportServing(() => void server.shutdown());
+        reportServing();
       } catch (e) {
         if (e instanceof CorefileError) {
           console.error(e.message);

@@ -12,10 +12,10 @@ export function isWorker(): boolean {
 /**
  * Opens the sockets this worker was handed to queries, tells the parent it serves (so its end
  * is a crash to recover from) and which handed sockets went unused, and makes the parent's
- * going away a shutdown: a worker outlives no parent. The IPC channel does not keep the worker
- * alive by itself.
+ * going away a SIGTERM to itself (the command's own graceful stop, cleanup included): a worker
+ * outlives no parent. The IPC channel does not keep the worker alive by itself.
  */
-export function reportServing(shutdown: () => void): void {
+export function reportServing(): void {
   if (!isWorker()) return;
   // The parent bound them dormant (a UDP socket takes no queries until opened): open them now
   // that this worker answers. A TCP socket listens since it was adopted.
@@ -24,6 +24,6 @@ export function reportServing(shutdown: () => void): void {
   const unused = releaseUnusedInherited().map(({ kind, address, port }) => ({ kind, address, port }));
   const message: WorkerMessage = { type: 'serving', unused };
   process.send?.(message);
-  process.once('disconnect', shutdown);
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   process.channel?.unref();
 }
