@@ -2,7 +2,9 @@
 // came (wire bytes, the client's ID put back). Upstreams are tried in the policy's order; one
 // that errors is health-checked in the background and skipped once it is down; a query whose
 // upstream failed goes to the next one, and to those that timed out again, while the request
-// deadline lasts, so clients see SERVFAIL only when no upstream could answer.
+// deadline lasts, so clients see SERVFAIL only when no upstream could answer. Within one exchange
+// a UDP query whose reply is late while the upstream answers others is sent again (retransmit.ts
+// in dnsclient), so a lost datagram costs tens of milliseconds rather than the exchange timeout.
 import { DnsClient, type Proto } from '../../dnsclient/client.js';
 import { ExchangeError } from '../../dnsclient/errors.js';
 import { isWellFormedMessage } from '../../dns/codec.js';
@@ -50,7 +52,11 @@ export class Upstream {
     const tls = spec.scheme === 'tls' ? { servername: opts.tlsServername, ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : undefined;
     const to = labelFor(spec);
     this.cells = new UpstreamCells(metrics, to);
-    this.client = new DnsClient({ host: spec.host, port: spec.port, tls }, { expireMs: opts.expireMs, counters: (proto) => this.cells.connCounters(proto) });
+    // A lost datagram is sent again within the exchange (dnsclient/retransmit.ts), not after its 2 s.
+    this.client = new DnsClient(
+      { host: spec.host, port: spec.port, tls },
+      { expireMs: opts.expireMs, counters: (proto) => this.cells.connCounters(proto), retransmit: true, resent: this.cells.retransmits },
+    );
     const hcQuery = buildQuery(nameToWire(opts.healthCheck.domain), RRType.NS, DnsClass.IN, { rd: opts.healthCheck.recursionDesired });
     const hcProto: Proto = opts.forceTcp ? 'tcp' : 'udp';
     this.health = new HealthCheck(
@@ -240,8 +246,9 @@ export class Forwarder implements Plugin {
 
   /**
    * Who gets the query again once every upstream of a round has failed. As CoreDNS, forward goes
-   * on asking while the request deadline lasts: a UDP query or its reply lost on the way (a full
-   * socket buffer at either end) costs the query one exchange timeout, not its answer. Only
+   * on asking while the request deadline lasts: a UDP query or its reply lost on the way, and its
+   * copies too (see the client's retransmission), costs the query one exchange timeout, not its
+   * answer. Only
    * upstreams that timed out are asked again, and only while not down: one that refused or cannot
    * be reached has said so, and asking it again at once would only spin. An upstream picked at
    * random because every one was down is tried once (as CoreDNS).
