@@ -138,7 +138,9 @@ export class NativeUdpChannel extends UdpChannelBase {
       if (length < 0) continue;
       const msg = Buffer.allocUnsafe(length);
       rx.copy(msg, 0, i * SLOT, i * SLOT + length);
-      this.pending.deliver(msg);
+      // The socket is a queue: the last reply of a batch came last, the others may have waited
+      // there while we were busy. Only the last one's time measures the upstream.
+      this.pending.deliver(msg, i === count - 1);
     }
   };
 

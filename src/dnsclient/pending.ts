@@ -190,9 +190,11 @@ export class PendingQueries {
   /**
    * Hands a received message to the query it answers. Messages that answer nothing we asked
    * (late replies after a timeout, another question under a matching ID) are ignored, so a
-   * spoofed packet can at most be dropped, never delivered.
+   * spoofed packet can at most be dropped, never delivered. `measure` false: the reply may have
+   * waited in our own socket while we were busy (all but the last of a batch read at once), so
+   * its time says more about us than about the upstream and is not used for the timeout.
    */
-  deliver(msg: Buffer): boolean {
+  deliver(msg: Buffer, measure = true): boolean {
     this.received++;
     if (msg.length < HEADER_SIZE || !isResponse(msg)) return false;
     const id = readU16(msg, 0);
@@ -202,7 +204,8 @@ export class PendingQueries {
     if (readU16(msg, 4) !== 0 && !sameQuestion(w.sent, w.questionEnd, msg)) return false;
     if (this.retransmission) {
       const now = performance.now();
-      this.retransmission.estimator.sample(now - w.firstSentAt, now);
+      if (measure) this.retransmission.estimator.sample(now - w.firstSentAt, now);
+      else this.retransmission.estimator.heard(now);
       // A copy can reach an upstream that does not recognise it as one (CoreDNS, kdns) while the
       // first is still being worked on there, and be REFUSED by a full max_concurrent. That says
       // nothing of the first: the exchange waits on for another reply, sends no more copies, and
