@@ -137,6 +137,7 @@ describe('forward: late and lost replies', () => {
   // upstream is; one answered beside the lost ones shows that the upstream answers while they
   // wait (what a lost datagram looks like). A health check (". NS") would show that an exchange
   // ran out its 2 s.
+  const ok20 = Array.from({ length: 20 }, (_, i) => `ok-${i}.test`);
   const lostCases: Array<{
     what: string;
     options: string;
@@ -166,6 +167,16 @@ describe('forward: late and lost replies', () => {
         ['next-1.test', 'next-2.test', 'next-3.test', 'next-4.test', 'next-5.test'],
       ],
       metrics: { kdns_forward_retransmits_total: 4, coredns_forward_max_concurrent_rejects_total: 0, coredns_proxy_healthcheck_failures_total: 0 },
+    },
+    {
+      // Everything runs in this process: kdns reads the 20 queries in one go, forwards 10, and the
+      // upstream's replies to them are read two turns of the event loop later.
+      what: 'a burst of twice max_concurrent to an upstream that answers at once is not REFUSED: a query at the limit waits for replies already back to be read',
+      options: ' {\n      max_concurrent 10\n    }',
+      bursts: [ok20],
+      rcodes: [{ NOERROR: 20 }],
+      groups: [ok20],
+      metrics: { kdns_forward_retransmits_total: 0, coredns_forward_max_concurrent_rejects_total: 0, coredns_proxy_healthcheck_failures_total: 0 },
     },
   ];
   for (const c of lostCases) {

@@ -27,6 +27,12 @@ export const REQUEST_DEADLINE_MS = 5000;
 export const EXCHANGE_TIMEOUT_MS = 2000;
 /** CoreDNS's health check read timeout. */
 export const HEALTH_TIMEOUT_MS = 1000;
+/**
+ * Turns of the event loop a query at max_concurrent waits for replies already received to be
+ * read. A reply sent back while kdns reads a burst is read in the loop's next poll; a reply to a
+ * query forwarded in this turn by an upstream in this same process takes three.
+ */
+const TURNS_AT_LIMIT = 4;
 
 export interface Timing {
   deadlineMs: number;
@@ -140,12 +146,29 @@ export class Forwarder implements Plugin {
   serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
     if (!this.matches(req.name)) return next(req);
     const max = this.options.maxConcurrent;
-    if (max > 0 && this.inFlight >= max) {
-      this.metrics.maxConcurrentRejects.inc();
-      return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
-    }
+    if (max > 0 && this.inFlight >= max) return this.onceRepliesAreRead(req, next, max);
     this.inFlight++;
     return this.forward(req, next);
+  }
+
+  /**
+   * A query that finds max_concurrent queries in flight. kdns reads its sockets one after the
+   * other on one thread: while it works through a burst of client queries (after a stall of its
+   * own, say), replies that have already come back wait unread in the upstream sockets, and their
+   * queries still count as in flight, where CoreDNS reads them concurrently. So the query waits
+   * for the event loop to read its sockets — a few turns, no timer — and is REFUSED, as by CoreDNS,
+   * only if the limit is still reached then.
+   */
+  private async onceRepliesAreRead(req: DnsRequest, next: Next, max: number): Promise<Reply | undefined> {
+    for (let turn = 0; turn < TURNS_AT_LIMIT; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.inFlight < max) {
+        this.inFlight++;
+        return this.forward(req, next);
+      }
+    }
+    this.metrics.maxConcurrentRejects.inc();
+    return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
   }
 
   /** Upstreams queries may go to: all but those loop found sending our queries back to us. */
