@@ -4,11 +4,11 @@
 // that needs to ask an upstream (nodecache, node-resolver).
 import net from 'node:net';
 import { ExchangeError } from './errors.js';
-import { StreamTransport, type TlsSettings } from './stream.js';
+import { StreamTransport, type ConnLifetime, type TlsSettings } from './stream.js';
 import { UdpTransport, type ConnCounters, type ConnStats } from './udp.js';
 import { questionEnd } from '../dns/wire.js';
 
-export type { TlsSettings } from './stream.js';
+export type { ConnLifetime, TlsSettings } from './stream.js';
 export type { ConnCounters, ConnStats } from './udp.js';
 
 /** How the query travels. For a DNS-over-TLS upstream both mean TLS. */
@@ -34,6 +34,11 @@ export interface DnsClientOptions {
   retransmit?: boolean;
   /** Counts UDP queries sent again because their reply was late. */
   resent?: { inc(): void };
+  /**
+   * TCP/TLS connections retire after this lifetime or this many queries, each with jitter
+   * (forward's `max_age`, `maxtcpqueries`); default: neither, only `expireMs` idle closes them.
+   */
+  connLifetime?: ConnLifetime;
 }
 
 export const DEFAULT_EXPIRE_MS = 10_000;
@@ -57,7 +62,7 @@ export class DnsClient {
     const expireMs = opts.expireMs ?? DEFAULT_EXPIRE_MS;
     this.address = hostPort(target.host, target.port);
     if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs, opts.counters?.('udp'), opts.retransmit ? { resent: opts.resent } : undefined);
-    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs, opts.counters?.(target.tls ? 'tcp-tls' : 'tcp'));
+    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs, opts.counters?.(target.tls ? 'tcp-tls' : 'tcp'), opts.connLifetime);
   }
 
   get isTls(): boolean {

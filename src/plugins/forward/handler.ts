@@ -61,7 +61,13 @@ export class Upstream {
     // A lost datagram is sent again within the exchange (dnsclient/retransmit.ts), not after its 2 s.
     this.client = new DnsClient(
       { host: spec.host, port: spec.port, tls },
-      { expireMs: opts.expireMs, counters: (proto) => this.cells.connCounters(proto), retransmit: true, resent: this.cells.retransmits },
+      {
+        expireMs: opts.expireMs,
+        counters: (proto) => this.cells.connCounters(proto),
+        retransmit: true,
+        resent: this.cells.retransmits,
+        connLifetime: { maxAgeMs: opts.maxAgeMs, maxQueries: opts.maxTcpQueries },
+      },
     );
     const hcQuery = buildQuery(nameToWire(opts.healthCheck.domain), RRType.NS, DnsClass.IN, { rd: opts.healthCheck.recursionDesired });
     const hcProto: Proto = opts.forceTcp ? 'tcp' : 'udp';
