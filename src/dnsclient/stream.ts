@@ -230,12 +230,6 @@ export class StreamTransport {
     return this.conns.length;
   }
 
-  /** Connections that are open and still take new queries. */
-  get activeConnections(): number {
-    const now = this.now();
-    return this.conns.filter((c) => c.takesQueries(now)).length;
-  }
-
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
     const now = this.now();
     this.retireExpired(now);
