@@ -486,6 +486,8 @@ async function runOnce(o, scenario, run) {
             healthcheckBroken: metricSum(text, 'coredns_forward_healthcheck_broken_total'),
             requests: metricSum(text, 'coredns_forward_requests_total'),
             responses: metricSum(text, 'coredns_forward_responses_total'),
+            // Copies of late UDP queries (kdns with retransmission; absent before it).
+            retransmits: metricSum(text, 'kdns_forward_retransmits_total'),
           },
       serverWarnings: server
         .log()
@@ -511,12 +513,12 @@ function row(r) {
   const outside = r.outsideMark ? ` (${r.outsideMark.latencyMs.p999} outside the kill)` : '';
   const d = r.socketDrops ?? {};
   const upstreamDrops = Object.values(d.upstreams ?? {}).reduce((a, b) => a + b, 0);
-  return `| ${r.scenario} | ${r.server} | ${r.run} | ${r.count} | ${(rc.NOERROR ?? 0) + (rc.NXDOMAIN ?? 0)} | ${rc.SERVFAIL ?? 0} | ${rc.REFUSED ?? 0} | ${r.noAnswer} | ${lat.p50} / ${lat.p99} / ${lat.p999}${outside} | ${r.serverCpuOfCore}% | ${d.serverListener ?? '-'} / ${d.kdnsUpstreamSockets ?? '-'} / ${upstreamDrops} / ${r.client?.kernelDrops ?? '-'} | ${d.loadavg ?? ''} |`;
+  return `| ${r.scenario} | ${r.server} | ${r.run} | ${r.count} | ${(rc.NOERROR ?? 0) + (rc.NXDOMAIN ?? 0)} | ${rc.SERVFAIL ?? 0} | ${rc.REFUSED ?? 0} | ${r.noAnswer} | ${lat.p50} / ${lat.p99} / ${lat.p999}${outside} | ${r.serverCpuOfCore}% | ${d.serverListener ?? '-'} / ${d.kdnsUpstreamSockets ?? '-'} / ${upstreamDrops} / ${r.client?.kernelDrops ?? '-'} | ${r.forward?.retransmits ?? '-'} | ${d.loadavg ?? ''} |`;
 }
 
 /** The Markdown table of runs (also: node scripts/forward-faults.mjs --table FILE.jsonl...). */
 function table(runs) {
-  const head = '| scenario | server | run | queries | answered (NOERROR/NXDOMAIN) | SERVFAIL | REFUSED | no answer in 5 s | latency p50 / p99 / p99.9 ms | server CPU of its core | socket drops: server listener / kdns upstream sockets / upstream servers / client | load average |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|';
+  const head = '| scenario | server | run | queries | answered (NOERROR/NXDOMAIN) | SERVFAIL | REFUSED | no answer in 5 s | latency p50 / p99 / p99.9 ms | server CPU of its core | socket drops: server listener / kdns upstream sockets / upstream servers / client | copies sent again | load average |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---|';
   return `${head}\n${runs.map(row).join('\n')}\n`;
 }
 

@@ -8,7 +8,8 @@ import { FlagError, settingsFromFlags, type NodecacheFlags } from './flags.js';
 
 const DEFAULT_TEXT = `# kdns nodecache: NodeLocal DNSCache's configuration, plus ap.k8s.io for ClusterFirstWithAutopath pods.
 # Cluster names (and ap.k8s.io names, with the pod's search paths attached) go to the cluster DNS
-# over TCP; other names to the node's upstreams. Everything is cached.
+# over TCP, on connections renewed often enough to reach every replica; other names to the
+# node's upstreams. Everything is cached.
 cluster.local:53 {
     errors
     cache {
@@ -19,6 +20,8 @@ cluster.local:53 {
     bind 169.254.20.10
     forward . 10.96.0.10 {
         force_tcp
+        max_age 30s
+        maxtcpqueries 50
     }
     prometheus 169.254.20.10:9253
     health 169.254.20.10:8080
@@ -30,6 +33,8 @@ in-addr.arpa:53 {
     bind 169.254.20.10
     forward . 10.96.0.10 {
         force_tcp
+        max_age 30s
+        maxtcpqueries 50
     }
     prometheus 169.254.20.10:9253
 }
@@ -40,6 +45,8 @@ ip6.arpa:53 {
     bind 169.254.20.10
     forward . 10.96.0.10 {
         force_tcp
+        max_age 30s
+        maxtcpqueries 50
     }
     prometheus 169.254.20.10:9253
 }
@@ -54,6 +61,8 @@ ap.k8s.io:53 {
     searchpath /etc/resolv.conf
     forward . 10.96.0.10 {
         force_tcp
+        max_age 30s
+        maxtcpqueries 50
     }
     prometheus 169.254.20.10:9253
 }

@@ -1,6 +1,7 @@
 // The node cache's shipped configuration: NodeLocal DNSCache's Corefile (a block per cluster
 // zone, the reverse zones and `.`, listening on a link-local address, cluster names forwarded
-// to the cluster DNS over TCP, everything cached) plus a block for `ap.k8s.io` whose names get
+// to the cluster DNS over TCP on connections that are renewed every 30 s or 50 queries,
+// everything cached) plus a block for `ap.k8s.io` whose names get
 // the pod's search paths attached (searchpath) on their way to the cluster DNS. Pure: settings
 // in, Corefile text out, so the deploy manifest and the tests can hold the exact text.
 
@@ -28,6 +29,18 @@ export interface NodeCacheSettings {
   /** The search-path option's EDNS0 code. */
   optionCode: number;
 }
+
+/**
+ * Lifetime and query cap of the TCP connections to the cluster DNS. The cluster DNS is one
+ * Service address whose load balancer spreads connections, not queries: without these a node's
+ * misses stay on the replica its connection first reached, also after the cluster DNS scales
+ * out. 50 queries and 30 s (each drawn 0–20% lower per connection) spread a busy node's misses
+ * over new replicas within a minute or two (docs/notes/2026-11-28-forward-balance.md) for one
+ * TCP handshake per 50 misses at most; 30 s bounds it for quiet nodes, and is not below
+ * forward's 10 s `expire`, as `max_age` must not be.
+ */
+export const CLUSTER_DNS_MAX_AGE = '30s';
+export const CLUSTER_DNS_MAX_TCP_QUERIES = 50;
 
 function hostPort(ip: string, port: number): string {
   return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
@@ -68,7 +81,7 @@ function renderBlock(s: NodeCacheSettings, b: BlockSpec): string {
     if (s.optionCode !== 65534) lines.push(`        edns_option ${s.optionCode}`, '    }');
   }
   lines.push(b.forceTcp ? `    forward . ${b.forwardTo.join(' ')} {` : `    forward . ${b.forwardTo.join(' ')}`);
-  if (b.forceTcp) lines.push('        force_tcp', '    }');
+  if (b.forceTcp) lines.push('        force_tcp', `        max_age ${CLUSTER_DNS_MAX_AGE}`, `        maxtcpqueries ${CLUSTER_DNS_MAX_TCP_QUERIES}`, '    }');
   lines.push(`    prometheus ${s.metrics}`);
   if (b.health) lines.push(`    health ${s.health}`);
   lines.push('}');
@@ -88,7 +101,8 @@ export function renderNodeCacheCorefile(s: NodeCacheSettings): string {
   const header = [
     '# kdns nodecache: NodeLocal DNSCache\'s configuration, plus ap.k8s.io for ClusterFirstWithAutopath pods.',
     '# Cluster names (and ap.k8s.io names, with the pod\'s search paths attached) go to the cluster DNS',
-    '# over TCP; other names to the node\'s upstreams. Everything is cached.',
+    '# over TCP, on connections renewed often enough to reach every replica; other names to the',
+    '# node\'s upstreams. Everything is cached.',
   ];
   return `${header.join('\n')}\n${blocks.map((b) => renderBlock(s, b)).join('\n')}\n`;
 }

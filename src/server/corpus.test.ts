@@ -150,7 +150,7 @@ describe('Corefile corpus: common additions load, bad values name their line', (
     { corefile: '. {\n    root\n}', want: 'Corefile:2: wrong argument count for "root": expected 1, got 0' },
     { corefile: '. {\n    timeouts {\n        read 30s\n        write 20s\n        idle 60s\n    }\n}', want: 'OK' },
     { corefile: '. {\n    timeouts {\n        idle 1h\n    }\n}', want: 'OK' },
-    { corefile: '. {\n    timeouts\n}', want: 'Corefile:2: timeouts needs a block with at least one of read, write or idle' },
+    { corefile: '. {\n    timeouts\n}', want: 'Corefile:2: timeouts needs a block with at least one of read, write, idle or maxtcpqueries' },
     { corefile: '. {\n    timeouts {\n        read 0s\n    }\n}', want: 'Corefile:3: timeouts read must be at least 1s, got 0s' },
     { corefile: '. {\n    timeouts {\n        write 25h\n    }\n}', want: 'Corefile:3: timeouts write must be at most 24h0m0s, got 25h' },
     { corefile: '. {\n    timeouts {\n        reed 30s\n    }\n}', want: 'Corefile:3: unknown property "reed" in timeouts block' },

@@ -1,8 +1,18 @@
 // What the UDP channels (node:dgram in udp.ts, the native socket in nativechannel.ts) share:
 // queries in PendingQueries, the room their replies may take in the receive buffer (rcvbuf.ts),
-// and retiring — no new queries, closed once the last is settled.
+// copies of queries whose replies are late (retransmit.ts), and retiring — no new queries, closed
+// once the last is settled.
 import { PendingQueries } from './pending.js';
 import { DEFAULT_RECEIVE_BUFFER } from './rcvbuf.js';
+import type { RttEstimator } from './retransmit.js';
+
+/** What a UDP channel shares with the other sockets to its upstream. */
+export interface ChannelContext {
+  /** The upstream's reply times, which decide when a late reply's query is sent again; none: never. */
+  estimator?: RttEstimator;
+  /** Counts every copy sent again. */
+  resent?: { inc(): void };
+}
 
 export abstract class UdpChannelBase {
   protected readonly pending: PendingQueries;
@@ -12,8 +22,9 @@ export abstract class UdpChannelBase {
   /** The socket's receive buffer in bytes, as the kernel counts it. */
   protected capacity = DEFAULT_RECEIVE_BUFFER;
 
-  constructor(upstream: string) {
-    this.pending = new PendingQueries('udp', upstream);
+  constructor(upstream: string, context: ChannelContext) {
+    const { estimator, resent } = context;
+    this.pending = new PendingQueries('udp', upstream, estimator ? { estimator, resent, resend: (wire) => this.resend(wire) } : undefined);
   }
 
   get inFlight(): number {
@@ -30,6 +41,9 @@ export abstract class UdpChannelBase {
 
   /** `cost`: receive-buffer bytes held for the reply while the query is in flight (replyCost). */
   abstract exchange(query: Uint8Array, questionEnd: number, timeoutMs: number, cost: number): Promise<Buffer>;
+
+  /** Sends a query again, the same bytes under the same ID (its reply is late). */
+  protected abstract resend(wire: Buffer): void;
 
   /** Lets go of the socket (the queries in flight are failed already). */
   protected abstract release(): void;

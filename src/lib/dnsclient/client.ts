@@ -4,11 +4,11 @@
 // that needs to ask an upstream (nodecache, node-resolver).
 import net from 'node:net';
 import { ExchangeError } from './errors.js';
-import { StreamTransport, type TlsSettings } from './stream.js';
+import { StreamTransport, type ConnLifetime, type TlsSettings } from './stream.js';
 import { UdpTransport, type ConnCounters, type ConnStats } from './udp.js';
 import { questionEnd } from '../dns/wire.js';
 
-export type { TlsSettings } from './stream.js';
+export type { ConnLifetime, TlsSettings } from './stream.js';
 export type { ConnCounters, ConnStats } from './udp.js';
 
 /** How the query travels. For a DNS-over-TLS upstream both mean TLS. */
@@ -27,6 +27,18 @@ export interface DnsClientOptions {
   expireMs?: number;
   /** Also count connection reuse here, per protocol ("udp", "tcp", "tcp-tls"). */
   counters?: (proto: string) => ConnCounters;
+  /**
+   * Over UDP, send a query again when its reply is later than this upstream's replies usually
+   * are (retransmit.ts). Off by default: one datagram per exchange, as a test or a probe wants.
+   */
+  retransmit?: boolean;
+  /** Counts UDP queries sent again because their reply was late. */
+  resent?: { inc(): void };
+  /**
+   * TCP/TLS connections retire after this lifetime or this many queries, each with jitter
+   * (forward's `max_age`, `maxtcpqueries`); default: neither, only `expireMs` idle closes them.
+   */
+  connLifetime?: ConnLifetime;
 }
 
 export const DEFAULT_EXPIRE_MS = 10_000;
@@ -49,8 +61,8 @@ export class DnsClient {
   ) {
     const expireMs = opts.expireMs ?? DEFAULT_EXPIRE_MS;
     this.address = hostPort(target.host, target.port);
-    if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs, opts.counters?.('udp'));
-    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs, opts.counters?.(target.tls ? 'tcp-tls' : 'tcp'));
+    if (!target.tls) this.udp = new UdpTransport(target.host, target.port, this.address, expireMs, opts.counters?.('udp'), opts.retransmit ? { resent: opts.resent } : undefined);
+    this.stream = new StreamTransport(target.host, target.port, this.address, target.tls, expireMs, opts.counters?.(target.tls ? 'tcp-tls' : 'tcp'), opts.connLifetime);
   }
 
   get isTls(): boolean {
@@ -69,10 +81,17 @@ export class DnsClient {
     return this.isTls ? 'tcp-tls' : proto;
   }
 
+  /** The current UDP retransmission timeout in ms (undefined without `retransmit` or for DNS over TLS). */
+  get udpRetransmitTimeoutMs(): number | undefined {
+    return this.udp?.estimator?.rtoMs;
+  }
+
   /**
    * Sends `query` and resolves to the reply, its ID set back to the query's. Rejects with
-   * ExchangeError. A query whose reused TCP/TLS connection the upstream had closed is sent
-   * once more on a fresh connection, as that says nothing about the upstream's health.
+   * ExchangeError. Over UDP with `retransmit`, a query whose reply is later than the upstream's
+   * replies usually are is sent again (the same bytes, same ID) while `timeoutMs` lasts. A query
+   * whose reused TCP/TLS connection the upstream had closed is sent once more on a fresh
+   * connection, as that says nothing about the upstream's health.
    */
   exchange(query: Uint8Array, proto: Proto, timeoutMs: number): Promise<Buffer> {
     if (this.closed) return Promise.reject(new ExchangeError('shutdown', this.protoFor(proto), this.address, 'client closed'));

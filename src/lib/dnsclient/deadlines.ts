@@ -3,10 +3,11 @@
 // that was a visible share of forwarding's CPU and garbage. Queries to one upstream mostly
 // share a timeout, so their deadlines arrive in order: the queue is an array appended at the
 // end, with one timer armed for its head. Answered queries are only marked (`done`) and
-// skipped when the head reaches them.
+// skipped when the head reaches them. Times are performance.now() milliseconds: monotonic, so a
+// change of the wall clock neither fires nor holds back a timeout.
 
 export interface Deadline {
-  /** Milliseconds since the epoch after which the query has timed out. */
+  /** The performance.now() time after which the query has timed out. */
   deadline: number;
   /** Settled (answered, failed or expired): the queue skips it. */
   done: boolean;
@@ -61,7 +62,7 @@ export class DeadlineQueue<T extends Deadline> {
   private arm(at: number): void {
     this.disarm();
     this.armedFor = at;
-    this.timer = setTimeout(this.fire, Math.max(0, at - Date.now()));
+    this.timer = setTimeout(this.fire, Math.max(0, at - performance.now()));
   }
 
   private disarm(): void {
@@ -73,7 +74,7 @@ export class DeadlineQueue<T extends Deadline> {
   private readonly fire = (): void => {
     this.timer = undefined;
     this.armedFor = Infinity;
-    const now = Date.now();
+    const now = performance.now();
     const items = this.items;
     while (this.head < items.length) {
       const item = items[this.head] as T;

@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { constants } from 'node:os';
 import { describeSocketError, ExchangeError } from './errors.js';
-import { UdpChannelBase } from './channel.js';
+import { UdpChannelBase, type ChannelContext } from './channel.js';
 import { UPSTREAM_RECEIVE_BUFFER } from './rcvbuf.js';
 import type { NativeSocket, NativeUdp } from '../native/udp.js';
 
@@ -60,8 +60,9 @@ export class NativeUdpChannel extends UdpChannelBase {
     host: string,
     port: number,
     upstream: string,
+    context: ChannelContext,
   ) {
-    super(upstream);
+    super(upstream, context);
     this.buffers = sharedBuffers(addon);
     const v6 = net.isIPv6(host);
     let socket: NativeSocket | undefined;
@@ -86,10 +87,19 @@ export class NativeUdpChannel extends UdpChannelBase {
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number, cost: number): Promise<Buffer> {
     if (this.failure) return Promise.reject(this.failure);
     const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, this.onSettled, cost);
+    this.enqueue(wire);
+    return reply;
+  }
+
+  protected resend(wire: Buffer): void {
+    this.enqueue(wire);
+  }
+
+  /** Sends `wire` with the others of this turn, in one sendBatch. */
+  private enqueue(wire: Buffer): void {
     if (this.queued.length === 0) process.nextTick(this.flush);
     this.queued.push(wire);
     if (this.queued.length === this.addon.BATCH) this.flush();
-    return reply;
   }
 
   private readonly flush = (): void => {
@@ -128,7 +138,9 @@ export class NativeUdpChannel extends UdpChannelBase {
       if (length < 0) continue;
       const msg = Buffer.allocUnsafe(length);
       rx.copy(msg, 0, i * SLOT, i * SLOT + length);
-      this.pending.deliver(msg);
+      // The socket is a queue: the last reply of a batch came last, the others may have waited
+      // there while we were busy. Only the last one's time measures the upstream.
+      this.pending.deliver(msg, i === count - 1);
     }
   };
 

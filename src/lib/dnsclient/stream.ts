@@ -1,7 +1,10 @@
 // TCP and DNS-over-TLS to one upstream: length-prefixed messages (RFC 1035 4.2.2), several
 // queries in flight on one connection at once (pipelining, RFC 7766 6.2.1.1) with replies
 // matched by ID in whatever order they come, and connections kept open for reuse until they
-// have been idle for `expireMs`.
+// have been idle for `expireMs`. A connection may also be given a lifetime and a query cap
+// (forward's `max_age` and `maxtcpqueries`): past either it takes no new queries and closes once
+// those in flight are answered, so that an upstream behind a connection-level load balancer
+// (a Kubernetes Service) sees this client's queries spread over its endpoints as they change.
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { describeSocketError, type ExchangeFailure } from './errors.js';
@@ -23,6 +26,37 @@ function tls(): Tls {
 /** Queries in flight on one connection before another is opened beside it. */
 const MAX_PIPELINE = 64;
 
+/**
+ * Each connection's lifetime and query cap are drawn between (1 - JITTER) and 1 times the
+ * configured value. Downward only, so both stay true upper bounds (a client cap equal to a
+ * server's own per-connection cap never runs into the server's close); a fifth of the value is
+ * spread enough that connections opened together (a burst, a restart of every node) do not all
+ * roll over in the same moment and reconnect to the load balancer at once.
+ */
+export const RETIRE_JITTER = 0.2;
+
+/** When a pooled connection stops taking new queries. 0 in either field: no such limit. */
+export interface ConnLifetime {
+  /** Retire a connection this long after it was opened (forward's `max_age`). */
+  maxAgeMs: number;
+  /** Retire a connection once it has carried this many queries (forward's `maxtcpqueries`). */
+  maxQueries: number;
+  /** Uniform in [0, 1): the jitter's draw. Math.random unless a test fixes it. */
+  random?: () => number;
+  /** The clock, in ms. Date.now unless a test drives it. */
+  now?: () => number;
+}
+
+/** A connection's own lifetime in ms, given the configured one and a draw `r` in [0, 1). */
+export function jitteredAgeMs(maxAgeMs: number, r: number): number {
+  return maxAgeMs * (1 - RETIRE_JITTER * r);
+}
+
+/** A connection's own query cap, given the configured one and a draw `r` in [0, 1); at least 1. */
+export function jitteredQueryCap(maxQueries: number, r: number): number {
+  return Math.max(1, Math.floor(maxQueries * (1 - RETIRE_JITTER * r)));
+}
+
 export interface TlsSettings {
   /** Name to send in SNI and to verify the certificate against (default: the address). */
   servername?: string;
@@ -43,7 +77,11 @@ class StreamConn {
   private readonly reusedQueries = new WeakSet<Buffer>();
   private retiring = false;
   closed = false;
-  lastActive = Date.now();
+  lastActive: number;
+  /** When this connection stops taking new queries (Infinity: never by age). */
+  retireAt = Infinity;
+  /** Queries this connection may carry (Infinity: no cap). */
+  queryCap = Infinity;
 
   constructor(
     host: string,
@@ -54,7 +92,9 @@ class StreamConn {
     session: Buffer | undefined,
     onSession: (s: Buffer) => void,
     private readonly onClosed: (c: StreamConn) => void,
+    private readonly now: () => number,
   ) {
+    this.lastActive = now();
     this.pending = new PendingQueries(proto, upstream);
     if (tlsSettings) {
       const sock = tls().connect({
@@ -87,6 +127,20 @@ class StreamConn {
     return this.pending.size;
   }
 
+  /** Queries sent on this connection so far. */
+  get queriesSent(): number {
+    return this.written;
+  }
+
+  get isRetiring(): boolean {
+    return this.retiring;
+  }
+
+  /** Open, not retired, and not past its lifetime or cap: may take a new query. */
+  takesQueries(now: number): boolean {
+    return !this.closed && !this.retiring && now < this.retireAt && this.written < this.queryCap;
+  }
+
   private onConnect(): void {
     this.connected = true;
   }
@@ -98,9 +152,9 @@ class StreamConn {
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
-    this.lastActive = Date.now();
+    this.lastActive = this.now();
     const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => {
-      this.lastActive = Date.now();
+      this.lastActive = this.now();
       if (this.retiring && this.pending.size === 0) this.close();
     });
     if (this.written > 0) this.reusedQueries.add(wire);
@@ -110,6 +164,8 @@ class StreamConn {
     wire.copy(framed, 2);
     // net.Socket buffers writes made before the connection is up, so no queueing of our own.
     this.socket.write(framed);
+    // The cap's last query: stop taking more now, close when its replies are in.
+    if (this.written >= this.queryCap) this.retiring = true;
     return reply;
   }
 
@@ -157,7 +213,14 @@ export class StreamTransport {
     /** How long an unused connection stays open. 0: one connection per query. */
     private readonly expireMs: number,
     private readonly counters?: ConnCounters,
-  ) {}
+    private readonly lifetime: ConnLifetime = { maxAgeMs: 0, maxQueries: 0 },
+  ) {
+    this.now = lifetime.now ?? Date.now;
+    this.random = lifetime.random ?? Math.random;
+  }
+
+  private readonly now: () => number;
+  private readonly random: () => number;
 
   get proto(): string {
     return this.tlsSettings ? 'tcp-tls' : 'tcp';
@@ -168,7 +231,9 @@ export class StreamTransport {
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
-    let conn = this.expireMs > 0 ? this.conns.find((c) => !c.closed && c.inFlight < MAX_PIPELINE) : undefined;
+    const now = this.now();
+    this.retireExpired(now);
+    let conn = this.expireMs > 0 ? this.conns.find((c) => c.takesQueries(now) && c.inFlight < MAX_PIPELINE) : undefined;
     if (conn) {
       this.stats.hits++;
       this.counters?.hit.inc();
@@ -202,7 +267,11 @@ export class StreamTransport {
       (c) => {
         this.conns = this.conns.filter((x) => x !== c);
       },
+      this.now,
     );
+    const { maxAgeMs, maxQueries } = this.lifetime;
+    if (maxAgeMs > 0) conn.retireAt = conn.lastActive + jitteredAgeMs(maxAgeMs, this.random());
+    if (maxQueries > 0) conn.queryCap = jitteredQueryCap(maxQueries, this.random());
     this.conns.push(conn);
     this.armIdleTimer();
     return conn;
@@ -215,8 +284,17 @@ export class StreamTransport {
     this.idleTimer.unref();
   }
 
+  /** Connections past their lifetime or cap take no new queries and close once drained. */
+  private retireExpired(now: number): void {
+    for (const c of [...this.conns]) {
+      if (!c.closed && !c.isRetiring && (now >= c.retireAt || c.queriesSent >= c.queryCap)) c.retire();
+    }
+  }
+
   private closeIdle(): void {
-    const now = Date.now();
+    const now = this.now();
+    // An old connection that sits idle closes here too, not only when the next query comes.
+    this.retireExpired(now);
     for (const c of [...this.conns]) {
       if (c.inFlight === 0 && now - c.lastActive >= this.expireMs) c.close();
     }

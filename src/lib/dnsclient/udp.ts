@@ -8,7 +8,8 @@ import { describeSocketError } from './errors.js';
 import { NativeUdpChannel } from './nativechannel.js';
 import { MAX_IN_FLIGHT_PER_SOCKET } from './pending.js';
 import { replyCost, UPSTREAM_RECEIVE_BUFFER } from './rcvbuf.js';
-import { UdpChannelBase } from './channel.js';
+import { UdpChannelBase, type ChannelContext } from './channel.js';
+import { RttEstimator } from './retransmit.js';
 import { nativeUdp } from '../native/udp.js';
 
 export interface ConnStats {
@@ -29,8 +30,8 @@ class UdpChannel extends UdpChannelBase {
   private connected = false;
   private readonly connecting: Promise<void>;
 
-  constructor(host: string, port: number, upstream: string) {
-    super(upstream);
+  constructor(host: string, port: number, upstream: string, context: ChannelContext) {
+    super(upstream, context);
     // node asks the kernel for the buffer once the socket is bound (connect binds it); the kernel
     // doubles the figure, as the native socket's setReceiveBuffer accounts for.
     this.socket = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4', recvBufferSize: UPSTREAM_RECEIVE_BUFFER / 2 });
@@ -66,6 +67,11 @@ class UdpChannel extends UdpChannelBase {
     return reply;
   }
 
+  protected resend(wire: Buffer): void {
+    // Not connected yet: the first copy is still waiting for the connect and goes out with it.
+    if (this.connected) this.send(wire);
+  }
+
   private send(wire: Buffer): void {
     if (this.closed) return;
     this.socket.send(wire, (err) => {
@@ -94,6 +100,9 @@ class UdpChannel extends UdpChannelBase {
 
 export class UdpTransport {
   readonly stats: ConnStats = { hits: 0, misses: 0 };
+  /** This upstream's reply times, kept across its sockets (when late queries are sent again). */
+  readonly estimator: RttEstimator | undefined;
+  private readonly context: ChannelContext;
   private current?: UdpChannelBase;
   private lastUsed = 0;
   private idleTimer?: NodeJS.Timeout;
@@ -105,7 +114,12 @@ export class UdpTransport {
     /** Socket lifetime; also how long an unused socket stays open. 0: a socket per query. */
     private readonly expireMs: number,
     private readonly counters?: ConnCounters,
-  ) {}
+    /** Present: a query whose reply is late is sent again (retransmit.ts), each copy counted in `resent`. */
+    retransmit?: { resent?: { inc(): void } },
+  ) {
+    this.estimator = retransmit ? new RttEstimator() : undefined;
+    this.context = { estimator: this.estimator, resent: retransmit?.resent };
+  }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {
     const now = Date.now();
@@ -137,7 +151,7 @@ export class UdpTransport {
    */
   private open(): UdpChannelBase {
     const addon = this.expireMs > 0 ? nativeUdp() : null;
-    return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream) : new UdpChannel(this.host, this.port, this.upstream);
+    return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream, this.context) : new UdpChannel(this.host, this.port, this.upstream, this.context);
   }
 
   /** Closes the socket when nothing used it for `expireMs`, so idle upstreams hold no descriptors. */

@@ -2,7 +2,9 @@
 // came (wire bytes, the client's ID put back). Upstreams are tried in the policy's order; one
 // that errors is health-checked in the background and skipped once it is down; a query whose
 // upstream failed goes to the next one, and to those that timed out again, while the request
-// deadline lasts, so clients see SERVFAIL only when no upstream could answer.
+// deadline lasts, so clients see SERVFAIL only when no upstream could answer. Within one exchange
+// a UDP query whose reply is late while the upstream answers others is sent again (retransmit.ts
+// in dnsclient), so a lost datagram costs tens of milliseconds rather than the exchange timeout.
 import { DnsClient, type Proto } from '../../lib/dnsclient/client.js';
 import { ExchangeError } from '../../lib/dnsclient/errors.js';
 import { isWellFormedMessage } from '../../lib/dns/codec.js';
@@ -25,6 +27,12 @@ export const REQUEST_DEADLINE_MS = 5000;
 export const EXCHANGE_TIMEOUT_MS = 2000;
 /** CoreDNS's health check read timeout. */
 export const HEALTH_TIMEOUT_MS = 1000;
+/**
+ * Turns of the event loop a query at max_concurrent waits for replies already received to be
+ * read. A reply sent back while kdns reads a burst is read in the loop's next poll; a reply to a
+ * query forwarded in this turn by an upstream in this same process takes three.
+ */
+const TURNS_AT_LIMIT = 4;
 
 export interface Timing {
   deadlineMs: number;
@@ -50,7 +58,17 @@ export class Upstream {
     const tls = spec.scheme === 'tls' ? { servername: opts.tlsServername, ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : undefined;
     const to = labelFor(spec);
     this.cells = new UpstreamCells(metrics, to);
-    this.client = new DnsClient({ host: spec.host, port: spec.port, tls }, { expireMs: opts.expireMs, counters: (proto) => this.cells.connCounters(proto) });
+    // A lost datagram is sent again within the exchange (dnsclient/retransmit.ts), not after its 2 s.
+    this.client = new DnsClient(
+      { host: spec.host, port: spec.port, tls },
+      {
+        expireMs: opts.expireMs,
+        counters: (proto) => this.cells.connCounters(proto),
+        retransmit: true,
+        resent: this.cells.retransmits,
+        connLifetime: { maxAgeMs: opts.maxAgeMs, maxQueries: opts.maxTcpQueries },
+      },
+    );
     const hcQuery = buildQuery(nameToWire(opts.healthCheck.domain), RRType.NS, DnsClass.IN, { rd: opts.healthCheck.recursionDesired });
     const hcProto: Proto = opts.forceTcp ? 'tcp' : 'udp';
     this.health = new HealthCheck(
@@ -134,12 +152,29 @@ export class Forwarder implements Plugin {
   serve(req: DnsRequest, next: Next): MaybePromise<Reply | undefined> {
     if (!this.matches(req.name)) return next(req);
     const max = this.options.maxConcurrent;
-    if (max > 0 && this.inFlight >= max) {
-      this.metrics.maxConcurrentRejects.inc();
-      return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
-    }
+    if (max > 0 && this.inFlight >= max) return this.onceRepliesAreRead(req, next, max);
     this.inFlight++;
     return this.forward(req, next);
+  }
+
+  /**
+   * A query that finds max_concurrent queries in flight. kdns reads its sockets one after the
+   * other on one thread: while it works through a burst of client queries (after a stall of its
+   * own, say), replies that have already come back wait unread in the upstream sockets, and their
+   * queries still count as in flight, where CoreDNS reads them concurrently. So the query waits
+   * for the event loop to read its sockets — a few turns, no timer — and is REFUSED, as by CoreDNS,
+   * only if the limit is still reached then.
+   */
+  private async onceRepliesAreRead(req: DnsRequest, next: Next, max: number): Promise<Reply | undefined> {
+    for (let turn = 0; turn < TURNS_AT_LIMIT; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.inFlight < max) {
+        this.inFlight++;
+        return this.forward(req, next);
+      }
+    }
+    this.metrics.maxConcurrentRejects.inc();
+    return errorReply(req, RCode.REFUSED, new PluginError('forward', RCode.REFUSED, `concurrent queries exceeded maximum ${max}`));
   }
 
   /** Upstreams queries may go to: all but those loop found sending our queries back to us. */
@@ -240,8 +275,9 @@ export class Forwarder implements Plugin {
 
   /**
    * Who gets the query again once every upstream of a round has failed. As CoreDNS, forward goes
-   * on asking while the request deadline lasts: a UDP query or its reply lost on the way (a full
-   * socket buffer at either end) costs the query one exchange timeout, not its answer. Only
+   * on asking while the request deadline lasts: a UDP query or its reply lost on the way, and its
+   * copies too (see the client's retransmission), costs the query one exchange timeout, not its
+   * answer. Only
    * upstreams that timed out are asked again, and only while not down: one that refused or cannot
    * be reached has said so, and asking it again at once would only spin. An upstream picked at
    * random because every one was down is tried once (as CoreDNS).

@@ -22,6 +22,8 @@ export interface ForwardMetrics {
   connCacheMisses: CounterFamily;
   forwardConnCacheHits: CounterFamily;
   forwardConnCacheMisses: CounterFamily;
+  /** kdns's own: UDP queries sent again because their reply was late (CoreDNS does not resend). */
+  retransmits: CounterFamily;
 }
 
 /** The `proxy_name` label of every coredns_proxy_* series forward exports. */
@@ -42,6 +44,7 @@ export function forwardMetrics(registry: Registry): ForwardMetrics {
     connCacheMisses: batchedCounter(registry, 'coredns_proxy_conn_cache_misses_total', 'Upstream exchanges that had to open a socket or connection.', ['proxy_name', 'to', 'proto']),
     forwardConnCacheHits: batchedCounter(registry, 'coredns_forward_conn_cache_hits_total', 'Upstream exchanges that reused an open socket or connection (older name of coredns_proxy_conn_cache_hits_total).', ['to', 'proto']),
     forwardConnCacheMisses: batchedCounter(registry, 'coredns_forward_conn_cache_misses_total', 'Upstream exchanges that had to open a socket or connection (older name of coredns_proxy_conn_cache_misses_total).', ['to', 'proto']),
+    retransmits: batchedCounter(registry, 'kdns_forward_retransmits_total', 'UDP queries sent to an upstream again because its reply was late (every copy counted).', ['to']),
   };
 }
 
@@ -83,6 +86,7 @@ export class UpstreamCells {
   /** coredns_forward_healthcheck_failures_total, its pre-1.7 name and coredns_proxy_healthcheck_failures_total. */
   readonly healthcheckFailures: CounterPair;
   readonly healthcheckFailuresLegacy: CounterCell;
+  readonly retransmits: CounterCell;
   private readonly responses = new Map<number, CounterCell>();
   private readonly durations = new Map<number, HistogramPair>();
 
@@ -93,6 +97,7 @@ export class UpstreamCells {
     this.requests = metrics.requests.cell([to]);
     this.healthcheckFailures = new CounterPair(metrics.healthcheckFailures.cell([to]), metrics.proxyHealthcheckFailures.cell([PROXY_NAME, to]));
     this.healthcheckFailuresLegacy = metrics.healthcheckFailuresLegacy.cell([to]);
+    this.retransmits = metrics.retransmits.cell([to]);
   }
 
   /** Where an exchange that got `rcode` records its duration (coredns_forward_ and coredns_proxy_request_duration_seconds). */

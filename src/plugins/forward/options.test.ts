@@ -20,8 +20,23 @@ describe('forward options', () => {
   const good: Array<{ corefile: string; want: Partial<ForwardOptions> }> = [
     {
       corefile: 'forward . 127.0.0.1',
-      want: { from: '.', upstreams: [{ scheme: 'dns', host: '127.0.0.1', port: 53 }], policy: 'random', maxFails: 2, expireMs: 10_000, maxConcurrent: 0 },
+      want: {
+        from: '.',
+        upstreams: [{ scheme: 'dns', host: '127.0.0.1', port: 53 }],
+        policy: 'random',
+        maxFails: 2,
+        expireMs: 10_000,
+        maxConcurrent: 0,
+        maxAgeMs: 0,
+        maxTcpQueries: 0,
+      },
     },
+    { corefile: 'forward . 127.0.0.1 {\n max_age 30s\n maxtcpqueries 100\n}', want: { maxAgeMs: 30_000, maxTcpQueries: 100 } },
+    { corefile: 'forward . 127.0.0.1 {\n expire 10s\n max_age 10s\n}', want: { maxAgeMs: 10_000 } },
+    { corefile: 'forward . 127.0.0.1 {\n max_age 0s\n}', want: { maxAgeMs: 0 } },
+    { corefile: 'forward . 127.0.0.1 {\n expire 0s\n max_age 1s\n}', want: { maxAgeMs: 1000, expireMs: 0 } },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries -1\n}', want: { maxTcpQueries: 0 } },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries 1\n}', want: { maxTcpQueries: 1 } },
     {
       corefile: 'forward Example.ORG 127.0.0.1:5300 [::1]:5301 ::2 dns://10.0.0.1 tls://9.9.9.9 tls://[2620:fe::fe]:8853',
       want: {
@@ -126,6 +141,15 @@ describe('forward options', () => {
     { corefile: 'forward . 127.0.0.1 {\n tls /certs/missing.pem\n}', error: 'Corefile:3: cannot read TLS file "/certs/missing.pem"' },
     { corefile: 'forward . 127.0.0.1 {\n tls a b c d\n}', error: 'Corefile:3: wrong argument count for "tls": expected at most 3, got 4' },
     { corefile: 'forward . 127.0.0.1 {\n tls_servername\n}', error: 'Corefile:3: wrong argument count for "tls_servername": expected 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n max_age -1s\n}', error: 'Corefile:3: max_age must be at least 0s, got -1s' },
+    { corefile: 'forward . 127.0.0.1 {\n max_age forever\n}', error: 'Corefile:3: invalid duration for max_age: "forever" (expected a Go duration such as 500ms, 5s or 1m30s)' },
+    { corefile: 'forward . 127.0.0.1 {\n max_age\n}', error: 'Corefile:3: wrong argument count for "max_age": expected 1, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n max_age 5s\n}', error: 'Corefile:3: max_age (5s) must not be less than expire (10s)' },
+    { corefile: 'forward . 127.0.0.1 {\n max_age 20s\n expire 30s\n}', error: 'Corefile:3: max_age (20s) must not be less than expire (30s)' },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries 0\n}', error: 'Corefile:3: maxtcpqueries must be -1 (no limit) or a positive integer, got 0' },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries -2\n}', error: 'Corefile:3: maxtcpqueries must be -1 (no limit) or a positive integer, got -2' },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries many\n}', error: 'Corefile:3: invalid maxtcpqueries: "many" is not an integer' },
+    { corefile: 'forward . 127.0.0.1 {\n maxtcpqueries 1 2\n}', error: 'Corefile:3: wrong argument count for "maxtcpqueries": expected 1, got 2' },
     { corefile: 'forward . 127.0.0.1 {\n max_fails 1\n max_fails 2\n}', error: 'Corefile:4: duplicate property "max_fails" in forward block' },
     { corefile: 'forward . 127.0.0.1 {\n policy random {\n }\n}', error: 'Corefile:3: "policy" does not take a block' },
   ];

@@ -1,10 +1,11 @@
 // `forward FROM TO... { ... }` → ForwardOptions. Pure apart from reading the files the directive
 // names (resolv.conf, TLS material), which the caller passes in, so tests run from tables.
-import { argPosition, blockProperties, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
+import { argPosition, blockProperties, expectArgs, formatDuration, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { RCode } from '../../lib/dns/types.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 import { POLICY_NAMES, type PolicyName } from '../pkg/policy.js';
+import { parseMaxTcpQueries } from '../pkg/maxtcpqueries.js';
 import { parseUpstream, type UpstreamSpec } from '../pkg/upstreams.js';
 
 /** CoreDNS's limit on TO addresses. */
@@ -26,6 +27,10 @@ export interface ForwardOptions {
   preferUdp: boolean;
   /** Reused connections close after this long unused. */
   expireMs: number;
+  /** A TCP/TLS connection takes no new queries after this long (jittered down by up to 20%); 0: no limit. */
+  maxAgeMs: number;
+  /** A TCP/TLS connection takes no new queries after this many (jittered down by up to 20%); 0: no limit. */
+  maxTcpQueries: number;
   /** Failed health checks before an upstream is skipped; 0 turns health checking off. */
   maxFails: number;
   tls: TlsFiles;
@@ -147,6 +152,8 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
     forceTcp: false,
     preferUdp: false,
     expireMs: DEFAULTS.expireMs,
+    maxAgeMs: 0,
+    maxTcpQueries: 0,
     maxFails: DEFAULTS.maxFails,
     tls: {},
     policy: 'random',
@@ -155,6 +162,7 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
     next: [],
     failfastAllUnhealthy: false,
   };
+  let maxAgeProp: Directive | undefined;
   for (const prop of blockProperties(d, 'forward')) {
     switch (prop.name) {
       case 'except':
@@ -168,6 +176,13 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
         break;
       case 'expire':
         o.expireMs = parseDuration((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), 'expire');
+        break;
+      case 'max_age':
+        o.maxAgeMs = parseDuration((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), 'max_age');
+        maxAgeProp = prop;
+        break;
+      case 'maxtcpqueries':
+        o.maxTcpQueries = parseMaxTcpQueries(prop, 'maxtcpqueries');
         break;
       case 'max_fails':
         o.maxFails = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_fails', min: 0 });
@@ -196,6 +211,10 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
       default:
         unknownProperty(prop, 'forward');
     }
+  }
+  // As CoreDNS: a lifetime shorter than the idle expiry would make `expire` meaningless.
+  if (maxAgeProp && o.maxAgeMs > 0 && o.maxAgeMs < o.expireMs) {
+    throw CorefileError.at(argPosition(maxAgeProp, 0), `max_age (${formatDuration(o.maxAgeMs)}) must not be less than expire (${formatDuration(o.expireMs)})`);
   }
   return o;
 }
