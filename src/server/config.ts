@@ -36,6 +36,8 @@ export interface ListenSpec {
   tls?: TlsSettings;
   /** A block on this listener has `debug`: errors thrown by plugins are not recovered. */
   debug: boolean;
+  /** `timeouts maxtcpqueries` of its blocks (the smallest): queries per client TCP/TLS connection. */
+  maxTcpQueries?: number;
 }
 
 export interface ConfigInstance {
@@ -225,6 +227,8 @@ export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
       }
       if (b.info.settings.tls) spec.tls = b.info.settings.tls;
       if (b.info.settings.debug) spec.debug = true;
+      const cap = b.info.settings.maxTcpQueries;
+      if (cap && (spec.maxTcpQueries === undefined || cap < spec.maxTcpQueries)) spec.maxTcpQueries = cap;
     }
   }
   const list = [...specs.values()];

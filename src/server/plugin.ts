@@ -56,6 +56,8 @@ export interface BlockSettings {
   debug?: boolean;
   /** Set by `tls`: the certificates of a tls:// or https:// block. */
   tls?: TlsSettings;
+  /** Set by `timeouts maxtcpqueries`: a client's TCP/TLS connection is closed after this many queries. */
+  maxTcpQueries?: number;
 }
 
 /** How a TLS listener treats client certificates (the `tls` plugin's client_auth, Go's ClientAuthType). */

@@ -193,12 +193,17 @@ export class KdnsServer implements ServerControl {
     // Port 0 (tests): TCP takes the port UDP got, so one number serves both.
     let tcp: Listener;
     try {
-      tcp = await listenTcp(spec.address, udp.port, dispatcher, this.tcpLimits);
+      tcp = await listenTcp(spec.address, udp.port, dispatcher, this.limitsFor(spec));
     } catch (e) {
       await udp.close();
       throw new Error(`listen tcp ${shown}:${udp.port}: ${describeError(e)}`);
     }
     return { spec, dispatcher, sockets: [udp, tcp] };
+  }
+
+  /** The server's TCP limits with the listener's own query cap (`timeouts maxtcpqueries`). */
+  private limitsFor(spec: ListenSpec): TcpLimits {
+    return spec.maxTcpQueries ? { ...this.tcpLimits, maxQueriesPerConnection: spec.maxTcpQueries } : this.tcpLimits;
   }
 
   private warnCleartext(spec: ListenSpec): void {
@@ -207,10 +212,10 @@ export class KdnsServer implements ServerControl {
   }
 
   private openSecure(spec: ListenSpec, dispatcher: Dispatcher): Promise<SecureListener> {
-    if (spec.transport === 'tls') return listenTls(spec.address, spec.port, dispatcher, spec.tls, this.tcpLimits);
+    if (spec.transport === 'tls') return listenTls(spec.address, spec.port, dispatcher, spec.tls, this.limitsFor(spec));
     const responses = counter(this.shared.metrics, 'coredns_dns_https_responses_total', 'Counter of DoH responses per server and http status code.', ['server', 'status']);
     const server = `https://${spec.address}:${spec.port}`;
-    return listenHttps(spec.address, spec.port, dispatcher, spec.tls, this.tcpLimits, (status) => responses.inc({ server, status: String(status) }));
+    return listenHttps(spec.address, spec.port, dispatcher, spec.tls, this.limitsFor(spec), (status) => responses.inc({ server, status: String(status) }));
   }
 
   reload(): Promise<boolean> {

@@ -31,6 +31,11 @@ export interface TcpLimits {
   stalledTimeoutMs: number;
   /** Close a connection at once when this much is unsent (answers that were under way when it paused). */
   maxQueuedBytes: number;
+  /**
+   * Queries served on one connection, then it is closed once their answers are out (`timeouts
+   * maxtcpqueries`, so a client's next connection may reach another replica); 0: no cap.
+   */
+  maxQueriesPerConnection: number;
 }
 
 export const DEFAULT_TCP_LIMITS: TcpLimits = {
@@ -40,6 +45,7 @@ export const DEFAULT_TCP_LIMITS: TcpLimits = {
   pauseQueuedBytes: 64 << 10,
   stalledTimeoutMs: 5_000,
   maxQueuedBytes: 1 << 20,
+  maxQueriesPerConnection: 0,
 };
 
 /** Queries answered over all TCP connections per turn of the event loop. */
@@ -184,6 +190,8 @@ export class TcpConnection {
    */
   private own: Buffer | undefined;
   private inflight = 0;
+  /** Queries taken from this connection, for the cap. */
+  private served = 0;
   private stallTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -284,7 +292,7 @@ export class TcpConnection {
     let n = 0;
     let ready: Buffer[] | undefined;
     let bytes = 0;
-    while (n < max && !this.closed && this.hasQuery() && !this.blocked()) {
+    while (n < max && !this.closed && !this.atCap() && this.hasQuery() && !this.blocked()) {
       const at = this.offset;
       const len = this.pending.readUInt16BE(at);
       const msg = this.pending.subarray(at + 2, at + 2 + len);
@@ -296,6 +304,7 @@ export class TcpConnection {
         this.own = undefined;
       }
       n++;
+      this.served++;
       const out = this.dispatcher.handle(msg, this.client, lent);
       if (isPromise(out)) {
         this.later(out);
@@ -306,7 +315,20 @@ export class TcpConnection {
     }
     if (ready) this.write(ready, bytes);
     if (n > 0) this.onQuery(this);
+    this.closeIfCapped();
     return n;
+  }
+
+  private atCap(): boolean {
+    const cap = this.limits.maxQueriesPerConnection;
+    return cap > 0 && this.served >= cap;
+  }
+
+  /** At the query cap: no more reading, and the connection ends once every answer is written. */
+  private closeIfCapped(): void {
+    if (!this.atCap() || this.closed) return;
+    this.pauseReading();
+    if (this.inflight === 0) this.socket.end();
   }
 
   /** An answer still under way: written when it settles, and the connection offered again. */
@@ -315,6 +337,7 @@ export class TcpConnection {
     const settle = (answer: Buffer | undefined): void => {
       this.inflight--;
       if (answer) this.write([answer], answer.length + 2);
+      this.closeIfCapped();
       if (!this.closed) scheduler.offer(this);
     };
     out.then(settle, () => settle(undefined));

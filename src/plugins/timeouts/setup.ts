@@ -38,6 +38,8 @@ export function parseTimeouts(d: Directive): Timeouts {
 
 export const setup: SetupFn = (ctx) => {
   oncePerBlock(ctx, 'timeouts');
-  parseTimeouts(ctx.directive);
+  const t = parseTimeouts(ctx.directive);
+  // The one value kdns's listeners apply: queries per client connection (0 or absent: no cap).
+  if (t.maxTcpQueries) ctx.block.settings.maxTcpQueries = t.maxTcpQueries;
   return { name: 'timeouts' };
 };
