@@ -5,7 +5,7 @@
 import { describe, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { nativeMemory, releaseMemoryPeriodically, type NativeMemory } from './memory.js';
+import { fileResidentBytes, nativeMemory, releaseMemoryPeriodically, type NativeMemory } from './memory.js';
 
 const built = nativeMemory() !== null;
 const skip = !built && process.env['CI'] !== 'true' ? 'the memory addon is not built (npm run build:native)' : false;
@@ -61,11 +61,13 @@ describe('the memory addon in a real process', { skip }, () => {
 });
 
 describe('the schedule it runs on', () => {
-  test('drops after start-up, then every dropEveryMs; trims every trimEveryMs', () => {
+  test('drops at the fixed times and when the binary regrew by regrowthBytes over the check after a drop; trims at every check', () => {
     mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
     try {
       const calls: string[] = [];
       let now = 0;
+      // The binary's resident size each check reads: start-up's pages, then what comes back.
+      const resident: Record<number, number> = { 10: 50, 20: 20, 30: 22, 40: 25, 50: 21, 60: 19, 70: 22, 80: 23, 90: 30, 100: 31 };
       const addon: NativeMemory = {
         dropBinaryPages: () => {
           calls.push(`drop@${now}`);
@@ -76,16 +78,39 @@ describe('the schedule it runs on', () => {
           return true;
         },
       };
-      const stop = releaseMemoryPeriodically({ dropAtMs: [15, 60], dropEveryMs: 100, trimEveryMs: 45 }, addon);
-      for (; now < 250; ) {
+      const stop = releaseMemoryPeriodically({ dropAtMs: [15, 55], checkEveryMs: 10, regrowthBytes: 4 }, addon, () => resident[now] ?? 0);
+      while (now < 100) {
         now += 5;
         mock.timers.tick(5);
       }
       stop();
       mock.timers.tick(1000);
-      assert.deepEqual(calls, ['drop@15', 'trim@45', 'drop@60', 'trim@90', 'trim@135', 'drop@160', 'trim@180', 'trim@225']);
+      assert.deepEqual(calls, [
+        'trim@10', // baseline 50
+        'drop@15', // fixed
+        'trim@20', // baseline 20
+        'trim@30', // 22: +2
+        'trim@40', // 25: +5
+        'drop@40',
+        'trim@50', // baseline 21
+        'drop@55', // fixed
+        'trim@60', // baseline 19
+        'trim@70', // 22: +3
+        'trim@80', // 23: +4
+        'drop@80',
+        'trim@90', // baseline 30, however large: what a steady load keeps using
+        'trim@100', // 31: +1
+      ]);
     } finally {
       mock.timers.reset();
     }
   });
+});
+
+describe('fileResidentBytes: RssFile of /proc/self/status', () => {
+  const cases: Array<[string, string, number]> = [
+    ['the kB figure in bytes', 'VmRSS:\t  60512 kB\nRssAnon:\t   39216 kB\nRssFile:\t   21296 kB\nRssShmem:\t       0 kB\n', 21_807_104],
+    ['no such line (not Linux): 0', 'Name:\tnode\n', 0],
+  ];
+  for (const [name, status, want] of cases) test(name, () => assert.equal(fileResidentBytes(status), want));
 });

@@ -1,8 +1,10 @@
 // The loader of memory.c (built into build/kdns_memory.node beside the UDP socket), and the
 // schedule a long-running kdns gives memory back on: the node binary's pages it mapped at start
-// and no longer runs, and the free memory in malloc's arenas. Both are plain system calls off
-// the query path; without the addon (another OS, no compiler) kdns simply holds more.
+// (or for a burst of compiling) and no longer runs, and the free memory in malloc's arenas.
+// Both are plain system calls off the query path; without the addon (another OS, no compiler)
+// kdns simply holds more.
 
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 export interface NativeMemory {
@@ -29,37 +31,62 @@ export function nativeMemory(): NativeMemory | null {
 }
 
 export interface ReleaseSchedule {
-  /** When the binary's pages are dropped, in ms after the start: start-up is over by then. */
+  /** When the binary's pages are dropped whatever happened, in ms after the start: start-up and loading the cluster are over by then. */
   dropAtMs: readonly number[];
-  /** And from the last of those on, this often (pages of code run once since then). */
-  dropEveryMs: number;
-  /** How often malloc's arenas are trimmed. */
-  trimEveryMs: number;
+  /** How often malloc's arenas are trimmed and the binary's resident pages looked at. */
+  checkEveryMs: number;
+  /**
+   * Drop the binary's pages again when they have grown this much since the check after the
+   * last drop (the compilers' code a burst of optimising ran, a reload's): measured one check
+   * after a drop, so the pages a steady load keeps using are the baseline, not a reason to drop
+   * again and again.
+   */
+  regrowthBytes: number;
 }
 
 /**
- * After start-up (loading a large cluster takes tens of seconds), then every ten minutes: a
- * drop costs the pages still in use a minor fault each to come back (tens of milliseconds of
- * CPU in all). A trim every 10 s keeps what a burst of compiling left in the arenas from
- * lingering; it costs well under a millisecond.
+ * A drop after start-up and after loading a large cluster (tens of seconds); then a drop only
+ * when 4 MiB of the binary came back. A drop costs the pages still in use a minor fault each to
+ * come back (a few milliseconds of CPU in all); a trim, well under a millisecond.
  */
-export const DEFAULT_SCHEDULE: ReleaseSchedule = { dropAtMs: [15_000, 60_000], dropEveryMs: 600_000, trimEveryMs: 10_000 };
+export const DEFAULT_SCHEDULE: ReleaseSchedule = { dropAtMs: [15_000, 60_000], checkEveryMs: 10_000, regrowthBytes: 4 * 1024 * 1024 };
+
+/** Resident bytes of mapped files (the node binary's pages, mostly), from /proc/self/status. */
+export function fileResidentBytes(status: string = readFileSync('/proc/self/status', 'utf8')): number {
+  const m = /^RssFile:\s+(\d+) kB$/m.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}
 
 /**
  * Gives memory back on `schedule` for as long as the process runs (the timers never keep it
  * alive). Returns a function that stops it; a no-op without the addon.
  */
-export function releaseMemoryPeriodically(schedule: ReleaseSchedule = DEFAULT_SCHEDULE, addon: NativeMemory | null = nativeMemory()): () => void {
+export function releaseMemoryPeriodically(
+  schedule: ReleaseSchedule = DEFAULT_SCHEDULE,
+  addon: NativeMemory | null = nativeMemory(),
+  fileResident: () => number = fileResidentBytes,
+): () => void {
   if (!addon) return () => {};
   const timers: NodeJS.Timeout[] = [];
   const unref = (t: NodeJS.Timeout): void => {
     t.unref();
     timers.push(t);
   };
-  for (const at of schedule.dropAtMs) unref(setTimeout(() => addon.dropBinaryPages(), at));
-  const last = Math.max(0, ...schedule.dropAtMs);
-  unref(setTimeout(() => unref(setInterval(() => addon.dropBinaryPages(), schedule.dropEveryMs)), last));
-  unref(setInterval(() => addon.trimMalloc(), schedule.trimEveryMs));
+  /** The binary's resident bytes one check after the last drop; undefined until that check. */
+  let baseline: number | undefined;
+  const drop = (): void => {
+    addon.dropBinaryPages();
+    baseline = undefined;
+  };
+  for (const at of schedule.dropAtMs) unref(setTimeout(drop, at));
+  unref(
+    setInterval(() => {
+      addon.trimMalloc();
+      const now = fileResident();
+      if (baseline === undefined) baseline = now;
+      else if (now - baseline >= schedule.regrowthBytes) drop();
+    }, schedule.checkEveryMs),
+  );
   return () => {
     for (const t of timers) clearTimeout(t);
   };
