@@ -22,14 +22,17 @@
 #   2. starts an upstream (named, for `forward`), with SOURCE=api or for the node cache a
 #      Kubernetes API server (test/util/fakeapi.ts behind TLS, seeded with the fixture's objects,
 #      pinned to CPU $LOAD_CPU), and kdns pinned to CPU $SERVER_CPU on 127.0.0.1;
-#   3. reads VmRSS from /proc/PID/status when kdns is ready (/ready says 200; the node cache:
+#   3. reads the resident memory of kdns when it is ready (/ready says 200; the node cache:
 #      /health says 200 and it has logged its node's pods) plus 2 s — "loaded"; $SETTLE s
 #      later, before any query — "settled"; right after $DURATION s of dnsperf (pinned to CPU
-#      $LOAD_CPU) — "after load"; after $IDLE s more without queries — "idle", with RssAnon
-#      and RssFile then (anonymous memory, and pages of files: the node binary's, shared and
-#      reclaimable); and VmHWM, the peak;
-#   4. prints one table row per size: MiB at each point, load time, QPS and the server's CPU
-#      µs per query during the load (a rough check; `npm run bench` is the QPS bench).
+#      $LOAD_CPU) — "after load"; after $IDLE s more without queries — "idle", split into
+#      anonymous memory (RssAnon) and pages of files (RssFile: the node binary's, shared and
+#      reclaimable); and VmHWM, the peak. Of one process that is VmRSS. The node cache is two
+#      (a parent holding the sockets and the worker serving them, src/supervisor/): their
+#      anonymous memory is summed and their file pages counted once (the larger RssFile: both
+#      map the same node binary), what the pod holds; "parent" is the parent's own VmRSS;
+#   4. prints one table row per size: MiB at each point, load time, QPS and kdns's CPU µs
+#      per query during the load (a rough check; `npm run bench` is the QPS bench).
 #
 # As root it runs inside a fresh network namespace (only loopback exists), so nothing it starts
 # can reach beyond the machine. Not part of `npm test`; needs dnsperf, named, curl, taskset,
@@ -87,11 +90,14 @@ if [ -n "${PROBE:-}" ]; then
   mkdir -p "$PROBE"
   probe_flags="--import $here/scripts/memory-probe.mjs"
 fi
-# probe PID FILE LABEL: the preloaded probe appends where the memory is now to FILE.
+# probe PID FILE LABEL: the preloaded probe appends where the memory is now to FILE (the
+# serving process's: the worker when there is a parent).
 probe() {
   [ -n "$2" ] || return 0
+  local p
   echo "$3" >"$2.label"
-  kill -WINCH "$1"
+  for p in $(tree "$1"); do :; done
+  kill -WINCH "$p"
   sleep 1
 }
 
@@ -106,7 +112,23 @@ fixture() {
 
 kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# kdns PID and its children: the node cache (and `kdns serve` with KDNS_SUPERVISE=1) is a parent
+# holding the sockets and a worker serving them.
+tree() { echo "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); }
+ticks() { local p t=0; for p in $(tree "$1"); do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo "$t"; }
+# pod_kib PID: what the processes hold together: their anonymous memory summed, and file
+# pages once (the worker maps the same node binary as its parent; its pages are a superset).
+pod_kib() {
+  local p anon=0 file=0 f
+  for p in $(tree "$1"); do
+    anon=$((anon + $(kib "$p" RssAnon) + $(kib "$p" RssShmem)))
+    f="$(kib "$p" RssFile)"
+    [ "$f" -le "$file" ] || file="$f"
+  done
+  echo "$anon $file"
+}
+pod_total() { pod_kib "$1" | awk '{ print $1 + $2 }'; }
+peak_kib() { local p m=0 h; for p in $(tree "$1"); do h="$(kib "$p" VmHWM)"; [ "$h" -le "$m" ] || m="$h"; done; echo "$m"; }
 
 run_dir="$(mktemp -d "${TMPDIR:-/tmp}/kdns-bench-memory.XXXXXX")"
 pids=()
@@ -303,23 +325,25 @@ measure() { # SIZE -> one table row on stdout
   wait_ready "$pid" "$klog" "$what"
   t1="$(date +%s.%N)"
   sleep 2
-  loaded="$(kib "$pid" VmRSS)"
+  loaded="$(pod_total "$pid")"
   probe "$pid" "$probe_file" loaded
   # V8's memory reducer returns the loading garbage some seconds after the last allocation.
   sleep "$SETTLE"
-  settled="$(kib "$pid" VmRSS)"
+  settled="$(pod_total "$pid")"
   probe "$pid" "$probe_file" settled
   p0="$(ticks "$pid")"
   out="$(taskset -c "$LOAD_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -d "$queries" -l "$DURATION" \
     -c "$CLIENTS" -q "$OUTSTANDING" -O suppress=timeouts,unexpected,congestion,sockready 2>&1)"
-  after="$(kib "$pid" VmRSS)"
+  after="$(pod_total "$pid")"
   p1="$(ticks "$pid")"
   probe "$pid" "$probe_file" after-load
   sleep "$IDLE"
-  idle="$(kib "$pid" VmRSS)"
-  anon="$(kib "$pid" RssAnon)"
-  file="$(kib "$pid" RssFile)"
-  hwm="$(kib "$pid" VmHWM)"
+  read -r anon file < <(pod_kib "$pid")
+  idle=$((anon + file))
+  local procs parent_rss=-
+  procs="$(tree "$pid" | wc -w)"
+  [ "$procs" = 1 ] || parent_rss="$(mib "$(kib "$pid" VmRSS)")"
+  hwm="$(peak_kib "$pid")"
   probe "$pid" "$probe_file" idle
   if [ "${SNAPSHOT:-0}" = 1 ] && [ -n "$probe_file" ]; then
     probe "$pid" "$probe_file" snapshot
@@ -336,13 +360,13 @@ measure() { # SIZE -> one table row on stdout
     node "$here/scripts/memory-probe.mjs" "$probe_file" >&2
     if [ -f "${probe_file%.jsonl}.heapsnapshot" ]; then node "$here/scripts/heap-summary.mjs" "${probe_file%.jsonl}.heapsnapshot" 40 >&2; fi
   fi
-  printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7.1f %8s %8s  %s\n' "$size" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
-    "$(mib "$idle")" "$(mib "$anon")" "$(mib "$file")" "$(mib "$hwm")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+  printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7.1f %8s %8s  %s\n' "$size" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
+    "$(mib "$idle")" "$(mib "$anon")" "$(mib "$file")" "$(mib "$hwm")" "$parent_rss" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
     "${qps:-?}" "$us" "$LABEL"
 }
 
-printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %8s %8s  %s\n' "size" "loaded" "settled" "after-load" "idle" "anon" "file" "HWM" "load_s" "qps" "cpu_us/q" "label"
-printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
+printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7s %8s %8s  %s\n' "size" "loaded" "settled" "after-load" "idle" "anon" "file" "HWM" "parent" "load_s" "qps" "cpu_us/q" "label"
+printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7s %8s %8s\n' "" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "MiB" "s" "" ""
 for size in "$@"; do
   measure "$size"
 done
