@@ -11,13 +11,17 @@
 //   c  the same Corefile, 1,000,000 distinct NXDOMAIN names under cluster.local at 25,000 QPS
 //
 //   node scripts/forward-faults.mjs [a|b|c|all] [--runs 3] [--kdns DIR] [--peer unbound]
-//                                   [--count N] [--seconds S]
+//                                   [--count N] [--seconds S] [--stall server|named:MS] [--stall-every S]
 //   node scripts/forward-faults.mjs --table RUNS.jsonl...    (the table of saved runs)
 //
 // --kdns DIR measures the kdns built in DIR (default: this repository; `npm install` or
 // `npm run build` first, so DIR/dist exists). --peer unbound runs b and c against unbound
 // instead of kdns (unbound forwarding to the same named with its cache; unbound answering
 // cluster.local from a static zone), as the comparison of a C resolver under the same flood.
+// --stall server:MS (or named:MS) stops the server under test (or the upstream named) with SIGSTOP
+// for MS milliseconds every --stall-every seconds (default 5), from the load's second second on:
+// the stalls that other work on a busy node causes, made the same for every run, so that runs
+// of two builds can be compared whatever else the machine is doing.
 // Needs: node, taskset (util-linux), named (Debian bind9), unbound (Debian unbound), two CPUs.
 // On a machine others use too, NICE=-10 (as root) keeps their work from stalling the runs.
 // Installs nothing. Prints one JSON line per run on stdout and a Markdown table at the end.
@@ -34,7 +38,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
 
 function parseArgs(argv) {
-  const o = { scenarios: ['a', 'b', 'c'], runs: 3, kdns: repo, peer: '', count: 0, seconds: 0 };
+  const o = { scenarios: ['a', 'b', 'c'], runs: 3, kdns: repo, peer: '', count: 0, seconds: 0, stall: undefined, stallEvery: 5 };
   const rest = argv.slice(2);
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -45,10 +49,16 @@ function parseArgs(argv) {
     else if (a === '--peer') o.peer = rest[++i] ?? '';
     else if (a === '--count') o.count = Number(rest[++i]);
     else if (a === '--seconds') o.seconds = Number(rest[++i]);
+    else if (a === '--stall') {
+      const m = /^(server|named):([0-9]+)$/.exec(rest[++i] ?? '');
+      if (!m) throw new Error('--stall: server:MS or named:MS');
+      o.stall = { target: m[1], ms: Number(m[2]) };
+    } else if (a === '--stall-every') o.stallEvery = Number(rest[++i]);
     else throw new Error(`unknown argument "${a}" (scenarios: a, b, c, all)`);
   }
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs: a positive integer');
   if (o.peer !== '' && o.peer !== 'unbound') throw new Error('--peer: only "unbound"');
+  if (!(o.stallEvery > 0)) throw new Error('--stall-every: a positive number of seconds');
   return o;
 }
 
@@ -394,6 +404,45 @@ function cpuSeconds(pid) {
   }
 }
 
+// ---- stalls ----------------------------------------------------------------------------------
+
+/**
+ * Stops `proc` with SIGSTOP for `stall.ms` every `everySeconds`, from 1 s into the load until
+ * `loadSeconds`; stop() continues it and returns how many stalls there were.
+ */
+function startStalls(stall, everySeconds, proc, loadSeconds) {
+  if (!stall) return { stop: () => 0 };
+  let count = 0;
+  let stopped = false;
+  const resume = () => {
+    if (stopped) {
+      stopped = false;
+      proc.child.kill('SIGCONT');
+    }
+  };
+  const one = () => {
+    proc.child.kill('SIGSTOP');
+    stopped = true;
+    count++;
+    setTimeout(resume, stall.ms);
+  };
+  const first = setTimeout(() => {
+    one();
+    timer = setInterval(() => {
+      if ((count + 1) * everySeconds < loadSeconds) one();
+    }, everySeconds * 1000);
+  }, 1000);
+  let timer;
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      resume();
+      return count;
+    },
+  };
+}
+
 // ---- one run -------------------------------------------------------------------------------
 
 const SCENARIOS = {
@@ -463,7 +512,9 @@ async function runOnce(o, scenario, run) {
       }, (sc.count / sc.rate / 2) * 1000);
     }
     setTimeout(() => (cpuLoadEnd = cpuSeconds(pid)), (sc.count / sc.rate) * 1000);
+    const stalls = startStalls(o.stall, o.stallEvery, o.stall?.target === 'named' ? named : server, sc.count / sc.rate);
     const code = await new Promise((r) => load.on('exit', r));
+    const stallsDone = stalls.stop();
     if (code !== 0) throw new Error(`dnsload exited ${code}`);
     const loadResult = JSON.parse(out);
     const cpuUsed = (Number.isNaN(cpuLoadEnd) ? cpuSeconds(pid) : cpuLoadEnd) - cpu0;
@@ -472,6 +523,7 @@ async function runOnce(o, scenario, run) {
     Object.assign(result, loadResult, {
       killed,
       killSecond: killAt ? Math.floor((killAt - loadResult.startEpochMs) / 1000) : undefined,
+      stall: o.stall ? { ...o.stall, everySeconds: o.stallEvery, count: stallsDone } : undefined,
       serverCpuOfCore: Math.round((cpuUsed / (sc.count / sc.rate)) * 1000) / 10,
       serverCpuUsPerQuery: Math.round((cpuUsed / sc.count) * 1e7) / 10,
       socketDrops: drops.finish(),
@@ -513,7 +565,8 @@ function row(r) {
   const outside = r.outsideMark ? ` (${r.outsideMark.latencyMs.p999} outside the kill)` : '';
   const d = r.socketDrops ?? {};
   const upstreamDrops = Object.values(d.upstreams ?? {}).reduce((a, b) => a + b, 0);
-  return `| ${r.scenario} | ${r.server} | ${r.run} | ${r.count} | ${(rc.NOERROR ?? 0) + (rc.NXDOMAIN ?? 0)} | ${rc.SERVFAIL ?? 0} | ${rc.REFUSED ?? 0} | ${r.noAnswer} | ${lat.p50} / ${lat.p99} / ${lat.p999}${outside} | ${r.serverCpuOfCore}% | ${d.serverListener ?? '-'} / ${d.kdnsUpstreamSockets ?? '-'} / ${upstreamDrops} / ${r.client?.kernelDrops ?? '-'} | ${r.forward?.retransmits ?? '-'} | ${d.loadavg ?? ''} |`;
+  const stall = r.stall ? `, ${r.stall.target} stopped ${r.stall.ms} ms ×${r.stall.count}` : '';
+  return `| ${r.scenario}${stall} | ${r.server} | ${r.run} | ${r.count} | ${(rc.NOERROR ?? 0) + (rc.NXDOMAIN ?? 0)} | ${rc.SERVFAIL ?? 0} | ${rc.REFUSED ?? 0} | ${r.noAnswer} | ${lat.p50} / ${lat.p99} / ${lat.p999}${outside} | ${r.serverCpuOfCore}% | ${d.serverListener ?? '-'} / ${d.kdnsUpstreamSockets ?? '-'} / ${upstreamDrops} / ${r.client?.kernelDrops ?? '-'} | ${r.forward?.retransmits ?? '-'} | ${d.loadavg ?? ''} |`;
 }
 
 /** The Markdown table of runs (also: node scripts/forward-faults.mjs --table FILE.jsonl...). */

@@ -192,7 +192,8 @@ export class PendingQueries {
    * (late replies after a timeout, another question under a matching ID) are ignored, so a
    * spoofed packet can at most be dropped, never delivered. `measure` false: the reply may have
    * waited in our own socket while we were busy (all but the last of a batch read at once), so
-   * its time says more about us than about the upstream and is not used for the timeout.
+   * its time says more about us than about the upstream and is not used for the timeout; the
+   * last one of the batch, measured, also tells that the upstream answers.
    */
   deliver(msg: Buffer, measure = true): boolean {
     this.received++;
@@ -203,9 +204,11 @@ export class PendingQueries {
     // A reply without a question (FORMERR, NOTIMP from some servers) can only be matched by ID.
     if (readU16(msg, 4) !== 0 && !sameQuestion(w.sent, w.questionEnd, msg)) return false;
     if (this.retransmission) {
-      const now = performance.now();
-      if (measure) this.retransmission.estimator.sample(now - w.firstSentAt, now);
-      else this.retransmission.estimator.heard(now);
+      // One clock read per batch: the last reply, measured, also tells that the upstream answers.
+      if (measure) {
+        const now = performance.now();
+        this.retransmission.estimator.sample(now - w.firstSentAt, now);
+      }
       // A copy can reach an upstream that does not recognise it as one (CoreDNS, kdns) while the
       // first is still being worked on there, and be REFUSED by a full max_concurrent. That says
       // nothing of the first: the exchange waits on for another reply, sends no more copies, and

@@ -62,11 +62,6 @@ export class RttEstimator {
     this.lastReplyAt = now;
     this.rtoMs = Math.min(RTO_MAX_MS, this.srtt + Math.max(RTO_MARGIN_MIN_MS, 4 * this.rttvar));
   }
-
-  /** A reply came that is not a fair measure of the upstream (see PendingQueries.deliver): it only shows the upstream answers. */
-  heard(now: number): void {
-    this.lastReplyAt = now;
-  }
 }
 
 /** What a query waiting on a UDP socket carries for retransmission (times in performance.now() ms). */
