@@ -201,13 +201,28 @@ async function readCredential(what: string, path: string): Promise<Buffer> {
   }
 }
 
+/**
+ * Several credentials read at once; when some are missing, the error names the first of them in
+ * the order given (not whichever read failed first), so the message is the same every time.
+ */
+async function readCredentials(files: ReadonlyArray<readonly [what: string, path: string]>): Promise<Buffer[]> {
+  const settled = await Promise.allSettled(files.map(([what, path]) => readCredential(what, path)));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<Buffer>).value);
+}
+
 /** `endpoint URL [tls CERT KEY CA]`: the address as given, a client certificate when named (the system's CAs otherwise verify the server). */
 export function endpointAccess(endpoint: string, tls?: { cert: string; key: string; ca: string }): ApiAccess {
   return {
     server: endpoint,
     authorize: async (opts) => {
       if (!tls) return;
-      [opts.cert, opts.key, opts.ca] = await Promise.all([readCredential('tls certificate', tls.cert), readCredential('tls key', tls.key), readCredential('tls CA', tls.ca)]);
+      [opts.cert, opts.key, opts.ca] = await readCredentials([
+        ['tls certificate', tls.cert],
+        ['tls key', tls.key],
+        ['tls CA', tls.ca],
+      ]);
     },
   };
 }
@@ -228,7 +243,10 @@ export function inClusterAccess(env: NodeJS.ProcessEnv = process.env, dir: strin
   return {
     server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
     authorize: async (opts) => {
-      const [ca, token] = await Promise.all([readCredential('in-cluster CA', `${dir}/ca.crt`), readCredential('in-cluster token', `${dir}/token`)]);
+      const [ca, token] = await readCredentials([
+        ['in-cluster CA', `${dir}/ca.crt`],
+        ['in-cluster token', `${dir}/token`],
+      ]);
       opts.ca = ca;
       opts.headers = { ...opts.headers, Authorization: `Bearer ${token.toString('utf8').trim()}` };
     },
