@@ -45,11 +45,12 @@ export interface ReleaseSchedule {
 }
 
 /**
- * A drop after start-up and after loading a large cluster (tens of seconds); then a drop only
- * when 4 MiB of the binary came back. A drop costs the pages still in use a minor fault each to
- * come back (a few milliseconds of CPU in all); a trim, well under a millisecond.
+ * Drops once the modules are loaded (3 s: the pages of start-up then leave before a large
+ * cluster's loading peak), after start-up and after loading a large cluster (tens of seconds);
+ * then only when 4 MiB of the binary came back. A drop costs the pages still in use a minor
+ * fault each to come back (a few milliseconds of CPU in all); a trim, well under a millisecond.
  */
-export const DEFAULT_SCHEDULE: ReleaseSchedule = { dropAtMs: [15_000, 60_000], checkEveryMs: 10_000, regrowthBytes: 4 * 1024 * 1024 };
+export const DEFAULT_SCHEDULE: ReleaseSchedule = { dropAtMs: [3_000, 15_000, 60_000], checkEveryMs: 10_000, regrowthBytes: 4 * 1024 * 1024 };
 
 /** Resident bytes of mapped files (the node binary's pages, mostly), from /proc/self/status. */
 export function fileResidentBytes(status: string = readFileSync('/proc/self/status', 'utf8')): number {
