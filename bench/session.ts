@@ -74,7 +74,7 @@ export function kdnsBuild(opts: Options): KdnsBuild {
     const main = join(ROOT, 'dist/cli/main.js');
     if (!existsSync(main)) {
       log('no dist/: building kdns (npm run build)');
-      spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+      buildKdns(ROOT);
       if (!existsSync(main)) fail('the build did not write dist/cli/main.js');
     } else if (newestSource(join(ROOT, 'src')) > statSync(main).mtimeMs) {
       log('note: src/ has changes newer than dist/: run `npm run build` to bench them');
@@ -96,13 +96,22 @@ export function kdnsBuild(opts: Options): KdnsBuild {
     log(`exporting ${sha.slice(0, 12)} to ${tree} and building it`);
     execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', sha, building], { cwd: ROOT, stdio: 'inherit' });
     symlinkSync(join(ROOT, 'node_modules'), join(building, 'node_modules'));
-    spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: building, stdio: 'inherit' });
+    buildKdns(building);
     if (!existsSync(join(building, 'dist/cli/main.js'))) fail(`building ${sha.slice(0, 12)} wrote no dist/cli/main.js`);
     spawnSync(process.execPath, ['scripts/build-native.mjs'], { cwd: building, stdio: 'inherit' });
     renameSync(building, tree);
   }
   const subject = git(['log', '-1', '--format=%s', sha]);
   return { tree, revision: `${sha.slice(0, 12)} ("${subject.length > 60 ? `${subject.slice(0, 60)}…` : subject}")` };
+}
+
+/**
+ * Compiles the kdns in `dir` into its dist/: with tsconfig.build.json (the production build) where
+ * the tree has one, else with tsconfig.json, which emitted dist/ in revisions before that file.
+ */
+function buildKdns(dir: string): void {
+  const config = existsSync(join(dir, 'tsconfig.build.json')) ? 'tsconfig.build.json' : 'tsconfig.json';
+  spawnSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', config], { cwd: dir, stdio: 'inherit' });
 }
 
 /** The Debian package of each tool this session needs and does not find. */
