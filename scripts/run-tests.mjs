@@ -44,9 +44,22 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-repo
 });
 const skipped = [];
 const summary = [];
+// Every failing test is listed again at the very end, with where it is and its error, so the
+// last lines of a long CI log say what failed (a suite failing only through its subtests is not
+// repeated: its failing subtests are).
+const failures = [];
+let failure = null;
 const lines = createInterface({ input: child.stdout });
 const linesDone = new Promise((resolve) => lines.once('close', resolve));
 lines.on('line', (line) => {
+  if (failure) {
+    if (/^\s*\.\.\.$/.test(line)) {
+      if (!failure.yaml.some((l) => /failureType: 'subtestsFailed'/.test(l))) failures.push(failure);
+      failure = null;
+    } else failure.yaml.push(line.trim());
+  }
+  const notOk = /^\s*not ok \d+ - (.*)$/.exec(line);
+  if (notOk) failure = { name: notOk[1], yaml: [] };
   const skip = /^\s*ok \d+ - (.*) # SKIP\s*(.*)$/.exec(line);
   if (skip) skipped.push(`${skip[1]}${skip[2] ? ` (${skip[2]})` : ''}`);
   // The runner's closing block (`# tests N` … `# duration_ms`) is held back and printed last.
@@ -59,5 +72,14 @@ rmSync(scratch, { recursive: true, force: true });
 console.log(`# not run: ${skipped.length} skipped test${skipped.length === 1 ? '' : 's'} or suite${skipped.length === 1 ? '' : 's'}`);
 for (const s of skipped) console.log(`#   skipped: ${s}`);
 if (skipped.length > 0 && process.env.CI === 'true') console.log('# CI=true runs every test: the skips above fail this run');
+for (const f of failures) {
+  console.log(`# failed: ${f.name}`);
+  const location = f.yaml.find((l) => l.startsWith('location:'));
+  if (location) console.log(`#   ${location}`);
+  const errorAt = f.yaml.findIndex((l) => l.startsWith('error:'));
+  const stackAt = f.yaml.findIndex((l) => l.startsWith('stack:'));
+  const errorLines = errorAt < 0 ? [] : f.yaml.slice(errorAt, stackAt > errorAt ? Math.min(stackAt, errorAt + 12) : errorAt + 12);
+  for (const l of errorLines) console.log(`#   ${l}`);
+}
 for (const line of summary) console.log(line);
 process.exit(skipped.length > 0 && process.env.CI === 'true' ? 1 : status);
