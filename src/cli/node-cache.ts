@@ -3,7 +3,9 @@
 // -setupiptables, … in Go's syntax, so the stock nodelocaldns.yaml DaemonSet runs kdns by
 // changing only its image. `kdns -localip …` and a binary named `node-cache` come here too.
 import { becomeParent } from './supervise.js';
-import { localIPSlots } from '../supervisor/plan.js';
+import { localIPSlots, type ListenSlot } from '../supervisor/plan.js';
+import { corefileFileWorkers } from './slots.js';
+import { workerIndex } from '../server/siblings.js';
 import { reportServing } from '../supervisor/worker.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../server/log.js';
@@ -83,6 +85,15 @@ function handleSignals(app: NodeCacheApp, log: Logger): void {
   });
 }
 
+/**
+ * With `multisocket`, the first worker sets up and tears down the interface and the iptables
+ * rules; the others serve through them (the parent holds their sockets on the address before
+ * it exists) and leave them alone.
+ */
+function siblingParams(params: NodeCacheAppParams): NodeCacheAppParams {
+  return workerIndex() === 0 ? params : { ...params, setupInterface: false, setupIptables: false, skipTeardown: true };
+}
+
 /** Runs kdns as the node-cache binary would run with `args`. */
 export async function runNodeCache(args: readonly string[]): Promise<void> {
   const parsed = appParams(args);
@@ -92,10 +103,11 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
   }
   const log = createLogger();
   // The cache's sockets outlive a crashed or OOM-killed worker (src/supervisor/).
-  if (becomeParent({ byDefault: true, slots: () => localIPSlots(parsed.params.localIPs, parsed.params.port), freebind: true, log })) return;
+  const slots = (): ListenSlot[] => localIPSlots(parsed.params.localIPs, parsed.params.port, corefileFileWorkers(parsed.params.baseCorefile));
+  if (becomeParent({ byDefault: true, slots, freebind: true, log })) return;
   // Loaded here: a parent (becomeParent) never serves and stays small without it.
   const { NodeCacheApp } = await import('../nodecache/app.js');
-  const app = new NodeCacheApp(parsed.params, log);
+  const app = new NodeCacheApp(siblingParams(parsed.params), log);
   try {
     await app.start();
   } catch (e) {

@@ -2,6 +2,8 @@
 // search-path option for ClusterFirstWithAutopath pods. Flags render the shipped Corefile;
 // `--conf` runs a Corefile of your own instead.
 import { becomeParent } from './supervise.js';
+import { corefileFileWorkers } from './slots.js';
+import { workerIndex } from '../server/siblings.js';
 import { localIPSlots } from '../supervisor/plan.js';
 import { reportServing } from '../supervisor/worker.js';
 import type { Command } from 'commander';
@@ -58,9 +60,11 @@ async function run(f: NodecacheFlags): Promise<void> {
   }
   const log = createLogger();
   // As node-cache's command line: the sockets outlive a crashed or OOM-killed worker (src/supervisor/).
-  if (becomeParent({ byDefault: true, slots: () => localIPSlots(addresses, Number(f.port)), freebind: true, log })) return;
+  const workers = config.kind === 'file' ? corefileFileWorkers(config.path) : 1;
+  if (becomeParent({ byDefault: true, slots: () => localIPSlots(addresses, Number(f.port), workers), freebind: true, log })) return;
   let iface: InterfaceHandle | undefined;
-  if (f.setupInterface) {
+  // With `multisocket`, the first worker makes the interface and removes it; the others serve through it.
+  if (f.setupInterface && workerIndex() === 0) {
     iface = await setupInterface(f.interface, addresses);
     const note = iface.kind === 'bridge' ? ' (a bridge without ports: this kernel has no dummy driver)' : '';
     log.info(`${iface.created ? 'created' : 'using'} interface ${iface.name}${note} with ${addresses.join(', ')}`);

@@ -1,12 +1,12 @@
 // Whether this `kdns` process serves itself or becomes the parent of a worker that does
 // (src/supervisor/): the node cache always does, where the native socket is built, since a
 // node without DNS is an outage for every pod on it; `kdns serve` when KDNS_SUPERVISE=1
-// (CoreDNS's place usually has replicas behind a Service to fail over to). KDNS_SUPERVISE=0
-// turns it off everywhere.
+// (CoreDNS's place usually has replicas behind a Service to fail over to), and whenever a
+// Corefile's `multisocket` asks for more than one worker. KDNS_SUPERVISE=0 turns it off everywhere.
 
 import { fileURLToPath } from 'node:url';
 import { nativeUdp } from '../lib/native/udp.js';
-import type { ListenSlot } from '../supervisor/plan.js';
+import { workersFor, type ListenSlot } from '../supervisor/plan.js';
 import { supervise } from '../supervisor/parent.js';
 import { isWorker } from '../supervisor/worker.js';
 import type { Logger } from '../server/log.js';
@@ -29,20 +29,28 @@ export function supervisionWanted(value: string | undefined, byDefault: boolean)
 }
 
 /**
- * Becomes the parent of a worker serving `slots()` when supervision is wanted and possible
- * (not already a worker; the native socket built, which binds without reading). True: this
+ * Becomes the parent of the workers serving `slots()` when supervision is wanted and possible
+ * (not already a worker), or needed: a `multisocket` count above 1 starts that many workers.
+ * Without the native socket the parent holds no sockets (each worker binds its own, SO_REUSEPORT,
+ * and they close with it), so one worker alone is then served without a parent. True: this
  * process is now the parent and the caller must not serve.
  */
 export function becomeParent(opts: { byDefault: boolean; slots: () => ListenSlot[]; freebind: boolean; log: Logger }): boolean {
-  if (isWorker() || !supervisionWanted(process.env['KDNS_SUPERVISE'], opts.byDefault)) return false;
-  const addon = nativeUdp();
-  if (!addon) return false;
+  if (isWorker()) return false;
   let slots: ListenSlot[] = [];
   try {
     slots = opts.slots();
   } catch {
     // A configuration the worker will refuse with its line: hold nothing, let it say so.
   }
-  supervise({ argv: invocation, workerEntry: WORKER_ENTRY, slots, freebind: opts.freebind, addon, log: opts.log });
+  const workers = workersFor(slots);
+  const setting = process.env['KDNS_SUPERVISE'];
+  if (!supervisionWanted(setting, opts.byDefault || workers > 1)) {
+    if (workers > 1) opts.log.warn(`kdns: multisocket ${workers} needs worker processes, which KDNS_SUPERVISE=${setting ?? ''} turns off: serving from this one process`);
+    return false;
+  }
+  const addon = nativeUdp();
+  if (!addon && workers <= 1) return false;
+  supervise({ argv: invocation, workerEntry: WORKER_ENTRY, slots, workers, freebind: opts.freebind, addon: addon ?? undefined, log: opts.log });
   return true;
 }

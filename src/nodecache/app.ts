@@ -19,10 +19,12 @@ import { parseHttpAddress } from '../plugins/pkg/httpaddress.js';
 import type { Logger } from '../server/log.js';
 import { Counter } from '../server/promclient.js';
 import { counter } from '../server/metrics.js';
+import { answerPodScrapes, podMetrics } from '../server/metricsum.js';
 import { startServer, type KdnsServer } from '../server/server.js';
 import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle } from './iface.js';
 import { IptablesRules } from './iptables.js';
 import { successorServing } from './successor.js';
+import { workerCount } from '../server/siblings.js';
 import { EMPTY_KUBE_DNS_CONFIG, parseKubeDnsConfig, renderTemplate, type KubeDnsConfig } from './pillars.js';
 
 /** How often node-cache re-reads the ConfigMap directories; kdns also watches them for changes. */
@@ -190,11 +192,13 @@ export class NodeCacheApp {
       this.log.error(`Failed to start metrics handler: ${address}`);
       return;
     }
+    const scrape = (): Promise<string> => registry.metrics();
+    answerPodScrapes(scrape);
     try {
       this.releaseMetrics = await endpointFor(server.shared, address).claim(
         '/metrics',
         async (_req, res) => {
-          res.writeHead(200, { 'Content-Type': registry.contentType }).end(await registry.metrics());
+          res.writeHead(200, { 'Content-Type': registry.contentType }).end(await podMetrics(scrape));
         },
         'node-cache -metrics-listen-address',
       );
@@ -271,7 +275,7 @@ export class NodeCacheApp {
     for (const w of this.watchers) w.close();
     await this.syncing.catch(() => undefined);
     const p = this.params;
-    const successor = successorServing(p.localIPs, p.port);
+    const successor = successorServing(p.localIPs, p.port, workerCount() > 1);
     if (successor) this.log.info(`Another process serves ${p.localIPs.join(', ')} port ${p.port}: handing queries over to it`);
     await this.server?.shutdown({ handOver: successor }).catch((e: unknown) => this.log.error(`shutdown: ${(e as Error).message}`));
     await this.releaseMetrics?.();

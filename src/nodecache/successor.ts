@@ -94,15 +94,32 @@ export function othersBound(sockets: readonly BoundSocket[], ours: ReadonlySet<n
   return sockets.some((s) => s.port === port && wanted.has(s.address) && !ours.has(s.inode));
 }
 
-/** The socket inodes of this process's descriptors. */
-function ownSocketInodes(): Set<number> {
-  const inodes = new Set<number>();
-  for (const fd of readdirSync('/proc/self/fd')) {
+/** The socket inodes of a process's descriptors (`self`, or a pid), added to `into`. */
+function socketInodes(pid: string, into: Set<number>): Set<number> {
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
-      if (m) inodes.add(Number(m[1]));
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) into.add(Number(m[1]));
     } catch {
       // closed meanwhile (the directory's own descriptor)
+    }
+  }
+  return into;
+}
+
+/**
+ * The sockets of this pod's own node cache: this process's, and with `multisocket` its sibling
+ * workers' (every child of the same parent), which stop with it and are no successor.
+ */
+function ownSocketInodes(withSiblings: boolean): Set<number> {
+  const inodes = socketInodes('self', new Set());
+  if (!withSiblings) return inodes;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)) {
+    try {
+      const ppid = /\nPPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      if (Number(ppid) === process.ppid) socketInodes(pid, inodes);
+    } catch {
+      // ended meanwhile, or not ours to read
     }
   }
   return inodes;
@@ -122,9 +139,9 @@ function boundSockets(): BoundSocket[] {
 }
 
 /** Whether another process serves `ips` on `port` in this network namespace (false where /proc cannot tell). */
-export function successorServing(ips: readonly string[], port: number): boolean {
+export function successorServing(ips: readonly string[], port: number, withSiblings = false): boolean {
   try {
-    return othersBound(boundSockets(), ownSocketInodes(), ips, port);
+    return othersBound(boundSockets(), ownSocketInodes(withSiblings), ips, port);
   } catch {
     return false;
   }

@@ -41,6 +41,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['loop', () => import('./loop/setup.js')],
   ['metadata', () => import('./metadata/setup.js')],
   ['minimal', () => import('./minimal/setup.js')],
+  ['multisocket', () => import('./multisocket/setup.js')],
   ['nsid', () => import('./nsid/setup.js')],
   ['pprof', () => import('./pprof/setup.js')],
   ['prometheus', () => import('./prometheus/setup.js')],

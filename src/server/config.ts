@@ -10,6 +10,7 @@ import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, N
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';
 import { removedDirective, unavailableDirective } from './obsolete.js';
 import type { DnsRequest } from './request.js';
+import { workerIndex } from './siblings.js';
 import type { Reply } from './reply.js';
 
 export type Handler = (req: DnsRequest) => ReturnType<Next>;
@@ -202,14 +203,20 @@ export async function loadConfig(corefilePath: string, corefileText: string, ctx
     await stopPlugins(all, () => undefined);
     throw e;
   }
-  return { corefilePath, corefileText, blocks: loaded, listens: groupListeners(loaded), plugins: all };
+  return { corefilePath, corefileText, blocks: loaded, listens: groupListeners(loaded, workerIndex()), plugins: all };
 }
 
 const WILDCARD = '';
 
-/** Groups blocks by (address, port); a zone served twice on one address and port is an error. */
-export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
+/**
+ * Groups blocks by (address, port); a zone served twice on one address and port is an error.
+ * Worker `worker` of a `multisocket` parent (0 without one) opens only the listeners whose count
+ * reaches it: one whose blocks say `multisocket 2` is opened by workers 0 and 1, one without it
+ * by worker 0. Blocks sharing a listener share its count (the largest), as the parent's sockets do.
+ */
+export function groupListeners(blocks: LoadedBlock[], worker = 0): ListenSpec[] {
   const specs = new Map<string, ListenSpec>();
+  const sockets = new Map<ListenSpec, number>();
   for (const b of blocks) {
     const addresses = b.info.settings.listenAddresses.length > 0 ? b.info.settings.listenAddresses : [WILDCARD];
     for (const address of addresses) {
@@ -229,6 +236,7 @@ export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
       if (b.info.settings.debug) spec.debug = true;
       const cap = b.info.settings.maxTcpQueries;
       if (cap && (spec.maxTcpQueries === undefined || cap < spec.maxTcpQueries)) spec.maxTcpQueries = cap;
+      sockets.set(spec, Math.max(sockets.get(spec) ?? 1, b.info.settings.sockets ?? 1));
     }
   }
   const list = [...specs.values()];
@@ -239,7 +247,7 @@ export function groupListeners(blocks: LoadedBlock[]): ListenSpec[] {
       throw new CorefileError('Corefile', 0, `port ${s.port}: a block without "bind" listens on every address, so no other block can bind ${clash.address} on the same port`);
     }
   }
-  return list;
+  return list.filter((s) => (sockets.get(s) ?? 1) > worker);
 }
 
 /** The longest zone of `zones` that contains `name` (lower-case, absolute), if any. */

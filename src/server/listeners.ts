@@ -3,6 +3,7 @@
 
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { getSystemErrorName } from 'node:util';
 import type { Dispatcher } from './dispatch.js';
 import { isPromise } from './promise.js';
 import { LISTENER_RECEIVE_BUFFER, listenUdpNative, MAX_UDP_QUERY } from './nativeudp.js';
@@ -65,12 +66,21 @@ export async function listenUdp(address: string, port: number, dispatcher: Dispa
   if (transport === 'native' && !addon) throw new Error('the native UDP socket is not built (npm run build:native)');
   // Scoped IPv6 (fe80::1%eth0) and names stay with dgram, which resolves them.
   const inherited = port === 0 ? undefined : takeInherited('udp', address, port);
+  // A parent's socket is bound here, by the first worker that serves it (src/lib/native/udp.c).
+  if (inherited !== undefined) openInherited(inherited, address, port);
   if (addon && (address === '' || (net.isIP(address) !== 0 && !address.includes('%')))) {
     const local = address === '' ? '::' : address;
     const native = listenUdpNative(addon, address, port, local, dispatcher, inherited);
     return { transport: 'udp', via: 'native', address, port: native.port, close: () => native.close(), drain: () => native.drain() };
   }
   return listenUdpDgram(address, port, dispatcher, inherited);
+}
+
+function openInherited(fd: number, address: string, port: number): void {
+  const rc = nativeUdp()?.openListener(fd, address === '' ? '::' : address, port) ?? 0;
+  if (rc === 0) return;
+  const code = getSystemErrorName(-rc);
+  throw Object.assign(new Error(`bind ${address || '*'}:${port}: ${code}`), { code });
 }
 
 async function listenUdpDgram(address: string, port: number, dispatcher: Dispatcher, inherited?: number): Promise<Listener> {

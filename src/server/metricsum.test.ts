@@ -8,6 +8,21 @@ describe('sumExpositions', () => {
   const cases: Array<{ what: string; texts: string[]; want: string }> = [
     { what: 'no workers: an empty body', texts: [], want: '' },
     {
+      what: 'coredns_hosts_entries: every worker reads the same file, so one copy (the maximum)',
+      texts: ['# TYPE coredns_hosts_entries gauge\ncoredns_hosts_entries 4\n', '# TYPE coredns_hosts_entries gauge\ncoredns_hosts_entries 4\n'],
+      want: '# TYPE coredns_hosts_entries gauge\ncoredns_hosts_entries 4\n',
+    },
+    {
+      what: 'event-loop lag gauges: the latest worker',
+      texts: ['# TYPE nodejs_eventloop_lag_p99_seconds gauge\nnodejs_eventloop_lag_p99_seconds 0.01\n', '# TYPE nodejs_eventloop_lag_p99_seconds gauge\nnodejs_eventloop_lag_p99_seconds 0.03\n'],
+      want: '# TYPE nodejs_eventloop_lag_p99_seconds gauge\nnodejs_eventloop_lag_p99_seconds 0.03\n',
+    },
+    {
+      what: 'kdns_workload_amplification: the mean of the workers\' ratios',
+      texts: ['# TYPE kdns_workload_amplification gauge\nkdns_workload_amplification{workload="web"} 2\n', '# TYPE kdns_workload_amplification gauge\nkdns_workload_amplification{workload="web"} 4\n'],
+      want: '# TYPE kdns_workload_amplification gauge\nkdns_workload_amplification{workload="web"} 3\n',
+    },
+    {
       what: 'counters sum; HELP and TYPE are written once',
       texts: [
         '# HELP coredns_dns_requests_total Counter of DNS requests made per zone, protocol and family.\n# TYPE coredns_dns_requests_total counter\ncoredns_dns_requests_total{server="dns://:53",zone="."} 3\n',

@@ -4,14 +4,16 @@
 //
 // Input and output are the Prometheus text format 0.0.4 as prom-client writes it: per family
 // `# HELP`, `# TYPE`, then its samples; families separated by a blank line; a final newline.
-// Pure: text in, text out.
+// sumExpositions is pure, text in and text out; podMetrics gathers the bodies from the workers.
+
+import { answer, gather, workerCount } from './siblings.js';
 
 /** How the values a series has in several workers become the one value it shows. */
-export type Combine = 'sum' | 'min' | 'max';
+export type Combine = 'sum' | 'min' | 'max' | 'mean';
 
 /** A sample name (exactly, or by its ending) whose value is not the sum over the workers. */
 export interface NameRule {
-  readonly match: 'exact' | 'suffix';
+  readonly match: 'exact' | 'prefix' | 'suffix';
   readonly name: string;
   readonly combine: Combine;
 }
@@ -35,6 +37,15 @@ export const NAME_RULES: readonly NameRule[] = [
   { match: 'suffix', name: '_time_seconds', combine: 'max' },
   // Always 1, its labels carry the information (version, build); every worker shows the same.
   { match: 'suffix', name: '_info', combine: 'max' },
+  // Every worker reads the same hosts file: the entries are those of one copy.
+  { match: 'exact', name: 'coredns_hosts_entries', combine: 'max' },
+  // A limit each process has (not a pool the workers share): the pod's is the same number.
+  { match: 'exact', name: 'process_max_fds', combine: 'max' },
+  // How late a worker's event loop runs: the latest worker is what a query can meet; a sum means nothing.
+  { match: 'prefix', name: 'nodejs_eventloop_lag_', combine: 'max' },
+  // A ratio (queries per lookup) each worker works out over its own share of the traffic: their
+  // mean, since the kernel spreads a workload's queries evenly over the workers' sockets.
+  { match: 'exact', name: 'kdns_workload_amplification', combine: 'mean' },
 ];
 
 const METRIC_TYPES = ['counter', 'gauge', 'histogram', 'summary', 'untyped'] as const;
@@ -207,13 +218,14 @@ function combineFor(family: Family, sampleName: string, hasQuantile: boolean): C
   // sum means nothing; the largest is the closest bound a single number gives (a p99 no better
   // than the worst worker's).
   if (family.type === 'summary' && hasQuantile) return 'max';
-  const rule = NAME_RULES.find((r) => (r.match === 'exact' ? sampleName === r.name : sampleName.endsWith(r.name)));
+  const rule = NAME_RULES.find((r) => (r.match === 'exact' ? sampleName === r.name : r.match === 'prefix' ? sampleName.startsWith(r.name) : sampleName.endsWith(r.name)));
   return rule ? rule.combine : 'sum';
 }
 
 function combined(how: Combine, values: readonly number[]): number {
   if (how === 'min') return Math.min(...values);
   if (how === 'max') return Math.max(...values);
+  if (how === 'mean') return values.reduce((a, b) => a + b, 0) / values.length;
   return values.reduce((a, b) => a + b, 0);
 }
 
@@ -225,4 +237,23 @@ function renderFamily(family: Family): string {
     lines.push(`${s.line} ${formatValue(combined(combineFor(family, s.name, s.hasQuantile), s.values))}`);
   }
   return lines.join('\n');
+}
+
+const SCRAPE_TOPIC = 'metrics';
+
+/** Lets sibling workers gather this process's /metrics body (a no-op without siblings). */
+export function answerPodScrapes(scrape: () => Promise<string>): void {
+  answer(SCRAPE_TOPIC, scrape);
+}
+
+/**
+ * The /metrics body of the whole pod: this process's, or with `multisocket` every worker's summed
+ * into the one body CoreDNS's single process would show. Any worker answers a scrape, so the
+ * endpoint stays up while one restarts; a restarted worker's counters start again from 0, as a
+ * restarted CoreDNS's do.
+ */
+export async function podMetrics(scrape: () => Promise<string>): Promise<string> {
+  if (workerCount() <= 1) return scrape();
+  const bodies = (await gather(SCRAPE_TOPIC)).filter((b): b is string => typeof b === 'string');
+  return bodies.length > 0 ? sumExpositions(bodies) : scrape();
 }

@@ -44,7 +44,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['grpc_server', { does: 'sets the stream and connection limits of a grpc:// (DNS over gRPC) server block', instead: 'kdns serves no grpc://: serve DNS over TLS (tls://) or over HTTPS (https://)' }],
   ['https', { does: 'sets the connection limit of an https:// (DNS over HTTPS) server block', instead: "kdns's https:// listeners have fixed limits (1000 connections, idle ones closed after 10 s): remove the line" }],
   ['https3', { does: 'sets the stream and connection limits of an https3:// (DNS over HTTP/3) server block', instead: 'kdns serves no https3://: serve DNS over HTTPS (https://)' }],
-  ['multisocket', { does: 'opens several sockets on the same port (SO_REUSEPORT) so that more CPU cores take queries', instead: 'kdns serves a port from one process: run more replicas' }],
   ['trace', { does: 'sends a trace of each query to Zipkin or Datadog' }],
   ['shed', { does: "drops UDP queries while a listener's replies back up faster than its socket can send them", instead: "kdns sends each socket's replies from one thread and leaves the excess to the kernel's socket buffer: remove the line" }],
   ['dnstap', { does: 'writes every query and reply in dnstap format to a socket', instead: 'log queries with log' }],

@@ -58,6 +58,8 @@ export interface BlockSettings {
   tls?: TlsSettings;
   /** Set by `timeouts maxtcpqueries`: a client's TCP/TLS connection is closed after this many queries. */
   maxTcpQueries?: number;
+  /** Set by `multisocket`: how many workers serve the block (each with its own sockets). */
+  sockets?: number;
 }
 
 /** How a TLS listener treats client certificates (the `tls` plugin's client_auth, Go's ClientAuthType). */

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildQuery } from '../lib/dns/wire.js';
@@ -14,6 +14,7 @@ import { answers, dig } from '../../test/util/dig.js';
 import { kdnsCommand } from '../../test/util/kdns.js';
 import { freePort, waitFor } from '../../test/util/net.js';
 import { spawnCollected, type CollectedProcess } from '../../test/util/proc.js';
+import { alive, childrenOf, udpBurst } from '../../test/util/workers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kdns-supervisor-'));
 
@@ -27,38 +28,11 @@ function serve(file: string, env: NodeJS.ProcessEnv = { KDNS_SUPERVISE: '1' }): 
   return spawnCollected(process.execPath, kdnsCommand(['serve', '--conf', file]), { env: { ...process.env, ...env }, killAfterMs: 5000 });
 }
 
-/** The processes `pid` started (its main thread's children). */
-function childrenOf(pid: number): number[] {
-  const path = `/proc/${pid}/task/${pid}/children`;
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
-
-const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-
 async function lookup(port: number, tcp = false): Promise<string[]> {
   return answers(await dig('web.example', 'A', { server: '127.0.0.1', port, args: tcp ? ['+tcp'] : [], timeout: 2, tries: 1 }));
 }
 
-/**
- * Sends `count` queries at once from `sources` sockets (the kernel picks a socket of a shared
- * address by the sender's address and port); resolves with how many were answered within 5 s.
- */
-async function burst(port: number, count: number, sources = 1): Promise<number> {
-  const seen = new Set<number>();
-  const sockets = await Promise.all(
-    Array.from({ length: sources }, async () => {
-      const socket = dgram.createSocket('udp4');
-      socket.on('message', (m) => seen.add(m.readUInt16BE(0)));
-      await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
-      return socket;
-    }),
-  );
-  for (let id = 1; id <= count; id++) sockets[id % sources]?.send(buildQuery(nameToWire('web.example.'), 1, 1, { id }), port, '127.0.0.1');
-  await waitFor(() => seen.size === count, 5000).catch(() => undefined);
-  for (const s of sockets) s.close();
-  return seen.size;
-}
+const burst = (port: number, count: number, sources = 1): Promise<number> => udpBurst(port, count, { sources });
 
 /** One DNS query over a TCP connection opened now; resolves with the reply's answer count. */
 function tcpQuery(port: number): Promise<number> {

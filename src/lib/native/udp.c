@@ -278,30 +278,13 @@ static napi_value start_socket(napi_env env, udp_socket *s, int fd, napi_value *
   return obj;
 }
 
-// Connects a bound UDP socket to its own address (loopback for a wildcard bind): it then gets
-// only datagrams from itself, so the kernel leaves it out when it picks a socket of the
-// address's SO_REUSEPORT group for everyone else.
-static int connect_to_self(int fd) {
-  struct sockaddr_storage self;
-  socklen_t len = sizeof self;
-  if (getsockname(fd, (struct sockaddr *)&self, &len) != 0) return -1;
-  if (self.ss_family == AF_INET6) {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&self;
-    if (IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr)) a6->sin6_addr = in6addr_loopback;
-  } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&self;
-    if (a4->sin_addr.s_addr == htonl(INADDR_ANY)) a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  }
-  return connect(fd, (struct sockaddr *)&self, len);
-}
-
 // A socket of `type` for address:port, bound, with the options every kdns listener has:
 // SO_REUSEPORT (a successor — a restarted worker's parent, the next node-cache pod — binds the
 // same address while this one still serves, as CoreDNS's listeners allow) and dual-stack for
 // IPv6. With `freebind` the address need not exist yet (the node cache's parent binds its
 // link-local address before the worker brings up the interface that carries it). Port 0 (an
-// upstream client's ephemeral port) gets no sharing. A `dormant` socket is left bound but not
-// yet taking queries (see bindListener).
+// upstream client's ephemeral port) gets no sharing. A `dormant` socket does not take queries
+// yet (see bindListener): a UDP socket is left unbound, a TCP socket bound but not listening.
 // Returns the descriptor or minus the errno; *what names the call that failed.
 static int bound_socket(int type, int family, const char *address, int port, int freebind, int dormant, const char **what) {
   struct sockaddr_storage sa;
@@ -317,23 +300,19 @@ static int bound_socket(int type, int family, const char *address, int port, int
   if (freebind && family == 6) setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &on, sizeof on);
   if (freebind && family != 6) setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &on, sizeof on);
   if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  // A UDP socket joins the address's SO_REUSEPORT group when it is bound, and takes its share of
+  // the queries from then on: a dormant one is bound by the worker that serves it (openListener).
+  // (Connecting it to itself instead, which also keeps queries away, marks the whole group as
+  // having connected sockets, and the kernel then stops spreading queries over the group: seen
+  // on 6.18 as every query of a two-worker multisocket going to one worker.)
+  if (dormant && type == SOCK_DGRAM) return fd;
   *what = "bind";
   if (bind(fd, (struct sockaddr *)&sa, salen) != 0) {
     int err = errno;
     close(fd);
     return -err;
   }
-  if (dormant) {
-    *what = "connect";
-    // A FREEBIND address not up on this host yet has no route to connect through; nothing
-    // reaches it either until the worker brings it up, and the worker opens the socket then.
-    if (type == SOCK_DGRAM && connect_to_self(fd) != 0 && !(freebind && (errno == ENETUNREACH || errno == EADDRNOTAVAIL || errno == EINVAL))) {
-      int err = errno;
-      close(fd);
-      return -err;
-    }
-    return fd;
-  }
+  if (dormant) return fd;
   // As Go (and so CoreDNS) does: the kernel's maximum (net.core.somaxconn clamps it).
   *what = "listen";
   if (type == SOCK_STREAM && listen(fd, 65535) != 0) {
@@ -391,10 +370,11 @@ static napi_value udp_adopt(napi_env env, napi_callback_info info) {
 }
 
 // bindListener(kind "udp"|"tcp", family 4|6, address, port, freebind) -> descriptor: a socket
-// (see bound_socket) that this process holds without reading, for a child to serve. It is bound
-// but takes no queries yet (a UDP socket connected to itself, a TCP socket not listening): on a
-// shared address the kernel would otherwise hand it queries while nobody reads them. The child
-// opens it (openListener, or listen on adopting) once it serves. Throws with the errno's code
+// (see bound_socket) that this process holds without reading, for a child to serve. It takes no
+// queries yet (a UDP socket not bound, a TCP socket bound but not listening): on a shared address
+// the kernel would otherwise hand it queries while nobody reads them. The child opens it
+// (openListener, or listen on adopting) once it serves; from then on it stays bound in this
+// process's hands, and queries wait in it while no child runs. Throws with the errno's code
 // (EADDRINUSE, EADDRNOTAVAIL, ...).
 static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
   napi_value argv[5];
@@ -416,21 +396,29 @@ static napi_value udp_bind_listener(napi_env env, napi_callback_info info) {
   return out;
 }
 
-// openListener(fd): lets a socket bindListener made take queries: a UDP socket is disconnected
-// (connect to AF_UNSPEC), a TCP socket listens. Returns 0 or the errno. Opening an open socket
-// changes nothing.
+// openListener(fd, address, port): lets a socket bindListener made take queries: a UDP socket is
+// bound to address:port (once: a socket a previous child bound stays bound), a TCP socket
+// listens. Returns 0 or the errno.
 static napi_value udp_open_listener(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  if (!take_args(env, info, 1, argv, "openListener")) return NULL;
-  int32_t fd;
+  napi_value argv[3];
+  if (!take_args(env, info, 3, argv, "openListener")) return NULL;
+  int32_t fd, port;
+  char address[64];
+  size_t alen;
   CHECK(napi_get_value_int32(env, argv[0], &fd));
+  CHECK(napi_get_value_string_utf8(env, argv[1], address, sizeof address, &alen));
+  CHECK(napi_get_value_int32(env, argv[2], &port));
   int type = 0, rc = 0;
   socklen_t len = sizeof type;
-  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) rc = EBADF;
+  struct sockaddr_storage self;
+  socklen_t selflen = sizeof self;
+  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || getsockname(fd, (struct sockaddr *)&self, &selflen) != 0) rc = EBADF;
   else if (type == SOCK_STREAM) rc = listen(fd, 65535) == 0 ? 0 : errno;
-  else {
-    struct sockaddr unspec = {.sa_family = AF_UNSPEC};
-    rc = connect(fd, &unspec, sizeof unspec) == 0 ? 0 : errno;
+  else if ((self.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&self)->sin6_port : ((struct sockaddr_in *)&self)->sin_port) == 0) {
+    struct sockaddr_storage sa;
+    socklen_t salen = socket_address(self.ss_family, address, port, &sa);
+    if (salen == 0) rc = EINVAL;
+    else rc = bind(fd, (struct sockaddr *)&sa, salen) == 0 ? 0 : errno;
   }
   napi_value out;
   napi_create_int32(env, rc, &out);

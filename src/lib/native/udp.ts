@@ -23,20 +23,24 @@ export interface NativeUdp {
   /** Asks for a receive buffer of `bytes` (as the kernel counts it); returns the size it has now. */
   setReceiveBuffer(socket: NativeSocket, bytes: number): number;
   close(socket: NativeSocket): void;
-  /** Serves a UDP descriptor this process was handed already bound (see bindListener); throws EINVAL for anything else. */
+  /** Serves a UDP descriptor this process was handed, opened (see bindListener, openListener); throws EINVAL for anything else. */
   adopt(fd: number, rx: Buffer, meta: Buffer, tx: Buffer, txmeta: Buffer, onBatch: (count: number) => void): NativeSocket;
   /**
-   * A bound socket with SO_REUSEPORT, dual-stack for IPv6, held by this process without
-   * reading, for a child process to serve. It takes no queries until opened (openListener; a
-   * TCP socket also when the child listens on it), so a shared address's queries do not wait in
-   * it meanwhile. `freebind`: the address need not exist yet. Throws with code EADDRINUSE,
-   * EACCES, EADDRNOTAVAIL or ESYSCALL.
+   * A socket with SO_REUSEPORT, dual-stack for IPv6, held by this process without reading, for
+   * a child process to serve: TCP bound, UDP not yet (binding is what puts a UDP socket in the
+   * address's group). It takes no queries until opened (openListener; a TCP socket also when the
+   * child listens on it), so a shared address's queries do not wait in it meanwhile.
+   * `freebind`: the address need not exist yet. Throws with code EADDRINUSE, EACCES,
+   * EADDRNOTAVAIL or ESYSCALL.
    */
   bindListener(kind: 'udp' | 'tcp', family: 4 | 6, address: string, port: number, freebind: boolean): number;
   /** Closes a descriptor bindListener returned. */
   closeDescriptor(fd: number): void;
-  /** Lets a socket from bindListener take queries (UDP: disconnect; TCP: listen); 0 or the errno. */
-  openListener(fd: number): number;
+  /**
+   * Lets a socket from bindListener take queries (UDP: bind to address:port unless a previous
+   * child did; TCP: listen); 0 or the errno.
+   */
+  openListener(fd: number, address: string, port: number): number;
 }
 
 let loaded: NativeUdp | null | undefined;

@@ -9,6 +9,8 @@ import { ClusterStore, type StoreDelta } from '../../lib/cluster/store.js';
 import { histogram } from '../../server/metrics.js';
 import type { Shared } from '../../server/plugin.js';
 import type { SourceSpec } from './config.js';
+import { FollowingSource, PublishingStore } from './relay.js';
+import { workerCount, workerIndex } from '../../server/siblings.js';
 
 export interface SourceNeeds {
   /** Pods are watched only for `pods verified` (a large cluster has many). */
@@ -123,9 +125,8 @@ export class SourceRegistry {
   }
 
   private async create(spec: SourceSpec, needs: SourceNeeds, owner: string): Promise<Entry> {
-    const store = new ClusterStore();
     const log = this.shared.log.plugin(owner);
-    const source = await this.factory(spec, needs, store, log);
+    const source = await this.relayedOrRead(spec, needs, log);
     const latency = histogram(
       this.shared.metrics,
       'coredns_kubernetes_dns_programming_duration_seconds',
@@ -133,9 +134,20 @@ export class SourceRegistry {
       ['service_kind'],
       LATENCY_BUCKETS,
     );
-    const unsubscribe = store.subscribe((d: StoreDelta) => {
+    const unsubscribe = source.store.subscribe((d: StoreDelta) => {
       for (const l of d.programmingLatency) latency.observe({ service_kind: l.serviceKind }, l.seconds);
     });
     return { source, refs: 0, unsubscribe };
+  }
+
+  /**
+   * With `multisocket`, the API is read by worker 0 alone, which publishes what it reads; the
+   * other workers follow it (./relay.ts). A directory, and a process without siblings, is read here.
+   */
+  private async relayedOrRead(spec: SourceSpec, needs: SourceNeeds, log: SourceLog): Promise<ClusterSource> {
+    if (spec.kind !== 'api' || workerCount() <= 1) return this.factory(spec, needs, new ClusterStore(), log);
+    const channel = `cluster ${sourceKey(spec, needs)}`;
+    if (workerIndex() === 0) return this.factory(spec, needs, new PublishingStore(channel), log);
+    return new FollowingSource(channel, new ClusterStore(), `the Kubernetes API, as worker 0 reads it`);
   }
 }

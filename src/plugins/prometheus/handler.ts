@@ -17,7 +17,7 @@ import { type HttpAddress } from '../pkg/httpaddress.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { isPromise } from '../../server/promise.js';
 import type { CounterCell, HistogramCell } from '../pkg/series.js';
-import { scrapeText } from './exposition.js';
+import { answerScrapes, podScrape } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';
 
 /** Query types that get their own `type` label; the rest are counted as "other" (as CoreDNS). */
@@ -230,12 +230,13 @@ export class PrometheusPlugin implements Plugin {
     const addresses = this.block.settings.listenAddresses;
     this.byLocalAddress = new Map(addresses.map((a) => [a, new ServerCells(this.metrics, serverLabel(a, this.block.port))]));
     if (addresses[0] !== undefined) this.fallback = this.byLocalAddress.get(addresses[0]) as ServerCells;
+    answerScrapes(this.registry);
     const endpoint = endpointFor(this.shared, this.config.address);
     this.release = await endpoint.claim('/metrics', (_req, res) => this.scrape(res), 'prometheus');
   }
 
   private async scrape(res: ServerResponse): Promise<void> {
-    const body = await scrapeText(this.registry);
+    const body = await podScrape(this.registry);
     res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(body);
   }
 
