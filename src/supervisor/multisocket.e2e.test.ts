@@ -39,6 +39,9 @@ function sample(text: string, prefix: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
+const hostsCorefile = (port: number, metricsPort: number, address: string): string =>
+  `.:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  prometheus 127.0.0.1:${metricsPort}\n  hosts {\n    ${address} web.example\n  }\n}\n`;
+
 describe('kdns serve with multisocket 2 (hosts)', () => {
   let port: number;
   let metricsPort: number;
@@ -48,7 +51,7 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
   before(async () => {
     port = await freePort();
     metricsPort = await freePort();
-    kdns = serve('Corefile-hosts', `.:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  prometheus 127.0.0.1:${metricsPort}\n  hosts {\n    192.0.2.1 web.example\n  }\n}\n`);
+    kdns = serve('Corefile-hosts', hostsCorefile(port, metricsPort, '192.0.2.1'));
     parent = kdns.child.pid as number;
     await waitFor(async () => childrenOf(parent).length === 2 && (await lookup('web.example', port).catch(() => '')) === 'NOERROR A 192.0.2.1', 15_000);
   });
@@ -95,10 +98,39 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
     assert.match(kdns.output(), new RegExp(`worker 0 \\(pid ${first}\\) ended \\(SIGKILL\\) while serving; starting another`));
   });
 
+  test('SIGUSR1 reloads every worker: each answers from the changed Corefile', async () => {
+    writeFileSync(join(dir, 'Corefile-hosts'), hostsCorefile(port, metricsPort, '192.0.2.2'));
+    process.kill(parent, 'SIGUSR1');
+    await waitFor(async () => {
+      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.example', port)));
+      return seen.every((s) => s === 'NOERROR A 192.0.2.2');
+    }, 10_000);
+  });
+
   test('SIGTERM stops both workers and the parent, exit code 0', async () => {
     const workers = childrenOf(parent);
     assert.equal(await kdns.stop(), 0);
     for (const w of workers) assert.equal(alive(w), false);
+  });
+});
+
+describe('kdns serve with multisocket 2: lameduck', () => {
+  test('on SIGTERM both workers answer through health\'s lameduck, then all end with exit code 0', async () => {
+    const port = await freePort();
+    const healthPort = await freePort();
+    const p = serve('Corefile-lameduck', `.:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  health 127.0.0.1:${healthPort} {\n    lameduck 1500ms\n  }\n  hosts {\n    192.0.2.7 web.example\n  }\n}\n`);
+    try {
+      const parent = p.child.pid as number;
+      await waitFor(async () => childrenOf(parent).length === 2 && (await udpBurst(port, 50, { sources: 16, waitMs: 500 })) === 50, 15_000);
+      const workers = childrenOf(parent);
+      p.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await udpBurst(port, 300, { sources: 32, waitMs: 1000 }), 300, 'a worker stopped answering during lameduck');
+      assert.equal(await p.done, 0);
+      for (const w of workers) assert.equal(alive(w), false);
+    } finally {
+      await p.stop();
+    }
   });
 });
 
