@@ -4,7 +4,7 @@
 // changing only its image. `kdns -localip …` and a binary named `node-cache` come here too.
 import { becomeParent } from './supervise.js';
 import { localIPSlots, type ListenSlot } from '../supervisor/plan.js';
-import { corefileFileWorkers } from './slots.js';
+import { corefileFileWorkers, interfaceOfFirstWorker } from './slots.js';
 import { workerIndex } from '../server/siblings.js';
 import { reportServing } from '../supervisor/worker.js';
 import type { Command } from 'commander';
@@ -107,6 +107,7 @@ export async function runNodeCache(args: readonly string[]): Promise<void> {
   if (becomeParent({ byDefault: true, slots, freebind: true, log })) return;
   // Loaded here: a parent (becomeParent) never serves and stays small without it.
   const { NodeCacheApp } = await import('../nodecache/app.js');
+  if (parsed.params.setupInterface) await interfaceOfFirstWorker(parsed.params.localIPs, log);
   const app = new NodeCacheApp(siblingParams(parsed.params), log);
   try {
     await app.start();

@@ -2,7 +2,7 @@
 // search-path option for ClusterFirstWithAutopath pods. Flags render the shipped Corefile;
 // `--conf` runs a Corefile of your own instead.
 import { becomeParent } from './supervise.js';
-import { corefileFileWorkers } from './slots.js';
+import { corefileFileWorkers, interfaceOfFirstWorker } from './slots.js';
 import { workerIndex } from '../server/siblings.js';
 import { localIPSlots } from '../supervisor/plan.js';
 import { reportServing } from '../supervisor/worker.js';
@@ -64,6 +64,7 @@ async function run(f: NodecacheFlags): Promise<void> {
   if (becomeParent({ byDefault: true, slots: () => localIPSlots(addresses, Number(f.port), workers), freebind: true, log })) return;
   let iface: InterfaceHandle | undefined;
   // With `multisocket`, the first worker makes the interface and removes it; the others serve through it.
+  if (f.setupInterface) await interfaceOfFirstWorker(addresses, log);
   if (f.setupInterface && workerIndex() === 0) {
     iface = await setupInterface(f.interface, addresses);
     const note = iface.kind === 'bridge' ? ' (a bridge without ports: this kernel has no dummy driver)' : '';
