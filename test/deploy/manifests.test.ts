@@ -4,7 +4,7 @@
 // kdns by (k8s-app labels, port names, scrape annotations, probes, memory, disruption budget)
 // are checked on the rendered objects, not on the files.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -601,9 +601,16 @@ describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind
     const zones = find(objs, 'ConfigMap', 'coredns-zones')['data'] as Record<string, string>;
     const mountPath = find(objs, 'Deployment', 'coredns')['spec'].template.spec.containers[0].volumeMounts.find((m: Obj) => m['name'] === 'zones').mountPath as string;
     const { port, kdns } = await serveRendered(corefile, (text, dir) => {
-      mkdirSync(join(dir, 'zones'));
-      for (const [name, content] of Object.entries(zones)) writeFileSync(join(dir, 'zones', name), content);
-      return rewrite(text, `directory ${mountPath} `, `directory ${join(dir, 'zones')} `);
+      // The kubelet's layout of a ConfigMap volume: the files in a timestamped folder, ..data
+      // a symlink to it, and each key a symlink through ..data.
+      const volume = join(dir, 'zones');
+      mkdirSync(join(volume, '..2026_06_01_00_00_00.000000001'), { recursive: true });
+      symlinkSync('..2026_06_01_00_00_00.000000001', join(volume, '..data'));
+      for (const [name, content] of Object.entries(zones)) {
+        writeFileSync(join(volume, '..2026_06_01_00_00_00.000000001', name), content);
+        symlinkSync(join('..data', name), join(volume, name));
+      }
+      return rewrite(text, `directory ${mountPath} `, `directory ${volume} `);
     });
     try {
       assert.deepEqual(answers(await dig('db.example.internal', 'A', { port })), ['A 10.0.10.5', 'A 10.0.10.6']);
