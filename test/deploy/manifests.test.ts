@@ -4,14 +4,16 @@
 // kdns by (k8s-app labels, port names, scrape annotations, probes, memory, disruption budget)
 // are checked on the rendered objects, not on the files.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { type RenderedObject, findObject, publishedImages, renderKustomization, repoRoot, rewrite } from '../util/deploy.js';
+import { parse } from 'yaml';
+import { type RenderedObject, findObject, publishedImages, renderKustomization, renderWithComponents, repoRoot, rewrite } from '../util/deploy.js';
 import { answers, dig } from '../util/dig.js';
 import { startKdns } from '../util/kdns.js';
 import { freePort, waitFor } from '../util/net.js';
+import { parseLinearParams } from '../util/proportional.js';
 import { missing } from '../util/upstream.js';
 
 const root = repoRoot;
@@ -32,10 +34,31 @@ function kustomizations(dir: string): string[] {
 
 const OVERLAYS = [...kustomizations('deploy'), ...kustomizations('examples/install')];
 
+/**
+ * The optional components of deploy/components/, each over the variant it is made for, as a
+ * user's overlay adds it (the webhook's are in every variant, its cert-manager one is rendered
+ * by webhook.test.ts, servicemonitor by examples/install/servicemonitor). Each rendering is
+ * checked as an overlay is, under the name `VARIANT + COMPONENT`.
+ */
+const COMPONENTS: ReadonlyArray<{ variant: string; component: string }> = [
+  { variant: 'deploy/coredns', component: 'deploy/components/proportional-autoscaler' },
+  { variant: 'deploy/coredns', component: 'deploy/components/hpa' },
+  { variant: 'deploy/coredns', component: 'deploy/components/prefer-close' },
+  { variant: 'deploy/coredns', component: 'deploy/components/dual-stack' },
+  { variant: 'deploy/coredns', component: 'deploy/components/zone-files' },
+];
+const withComponent = (c: { variant: string; component: string }): string => `${c.variant} + ${c.component}`;
+
+/** Images the components pull from their upstream projects, pinned, not built by kdns. */
+const UPSTREAM_IMAGES = new Set(['registry.k8s.io/cpa/cluster-proportional-autoscaler:v1.10.3']);
+
 const render = renderKustomization;
 
 const skip = missing('kubectl', 'kubernetes-client');
-const rendered = new Map<string, Obj[]>(skip ? [] : OVERLAYS.map((dir) => [dir, render(dir)]));
+const rendered = new Map<string, Obj[]>(
+  skip ? [] : [...OVERLAYS.map((dir): [string, Obj[]] => [dir, render(dir)]), ...COMPONENTS.map((c): [string, Obj[]] => [withComponent(c), renderWithComponents(c.variant, [c.component])])],
+);
+const RENDERINGS = [...OVERLAYS, ...COMPONENTS.map(withComponent)];
 const objectsOf = (dir: string): Obj[] => {
   const objs = rendered.get(dir);
   assert.ok(objs, `${dir} was not rendered`);
@@ -106,10 +129,25 @@ describe('kustomize overlays', { skip }, () => {
       'examples/install/coredns-clusterip',
       'examples/install/own-registry',
       'examples/install/servicemonitor',
+      'examples/install/zone-files',
     ]);
   });
 
-  for (const dir of OVERLAYS) {
+  test('every component under deploy/components is rendered over a variant by a test', () => {
+    const components: string[] = [];
+    const walk = (rel: string): void => {
+      const file = `${root}${rel}/kustomization.yaml`;
+      if (statSync(file, { throwIfNoEntry: false }) && /^kind: Component$/m.test(readFileSync(file, 'utf8'))) components.push(rel);
+      for (const e of readdirSync(`${root}${rel}`, { withFileTypes: true })) if (e.isDirectory()) walk(`${rel}/${e.name}`);
+    };
+    walk('deploy/components');
+    const usedByOverlays = OVERLAYS.flatMap((dir) => ((parse(readFileSync(`${root}${dir}/kustomization.yaml`, 'utf8')) as { components?: string[] }).components ?? []).map((c) => join(dir, c)));
+    const renderedElsewhere = ['deploy/components/webhook/cert-manager']; // webhook.test.ts
+    const covered = new Set([...usedByOverlays, ...COMPONENTS.map((c) => c.component), ...renderedElsewhere]);
+    assert.deepEqual(components.sort().filter((c) => !covered.has(c)), []);
+  });
+
+  for (const dir of RENDERINGS) {
     test(`${dir}: every object validates against the Kubernetes schemas`, async () => {
       const objs = objectsOf(dir);
       assert.ok(objs.length > 0);
@@ -141,11 +179,11 @@ describe('kustomize overlays', { skip }, () => {
     });
 
     if (dir.startsWith('deploy')) {
-      test(`${dir}: every image is one deploy/base/ names, which the Dockerfiles build`, () => {
+      test(`${dir}: every image is one deploy/base/ names, which the Dockerfiles build, or a component's pinned upstream one`, () => {
         const built = publishedImages();
         const images = podSpecs(objectsOf(dir)).flatMap(([, pod]) => (pod['containers'] as Obj[]).map((c) => c['image'] as string));
         assert.ok(images.length > 0);
-        assert.deepEqual(images.filter((i) => !built.has(i)), []);
+        assert.deepEqual(images.filter((i) => !built.has(i) && !UPSTREAM_IMAGES.has(i)), []);
       });
     }
 
@@ -374,11 +412,153 @@ describe('deploy/components/servicemonitor', { skip }, () => {
     assert.deepEqual(sm['spec'].selector.matchExpressions, [{ key: 'k8s-app', operator: 'In', values: ['kube-dns', 'node-local-dns'] }]);
     assert.deepEqual(sm['spec'].endpoints.map((e: Obj) => e['port']), ['metrics']);
   });
+  test('examples/install/servicemonitor: the label Prometheus selects by, the interval and the timeout, patched in', () => {
+    const sm = find(objectsOf('examples/install/servicemonitor'), 'ServiceMonitor', 'kdns');
+    assert.deepEqual(sm['metadata'].labels, { 'app.kubernetes.io/part-of': 'kdns', release: 'prometheus' });
+    assert.deepEqual(sm['spec'].endpoints, [{ port: 'metrics', interval: '15s', scrapeTimeout: '10s' }]);
+  });
+});
+
+/** Objects of a rendering that deploy/coredns does not have, by id. */
+const added = (objs: Obj[]): string[] => {
+  const base = new Set(objectsOf('deploy/coredns').map(id));
+  return objs.map(id).filter((i) => !base.has(i)).sort();
+};
+/** A component rendering's objects, by the component's directory. */
+const over = (component: string): Obj[] => objectsOf(withComponent({ variant: 'deploy/coredns', component }));
+/** A rendering's objects deploy/coredns also has, with `except` (ids) left out: what a component must leave alone. */
+const untouched = (objs: Obj[], except: readonly string[]): Obj[] => {
+  const base = new Set(objectsOf('deploy/coredns').map(id));
+  return objs.filter((o) => base.has(id(o)) && !except.includes(id(o)));
+};
+
+describe('deploy/components/proportional-autoscaler over deploy/coredns', { skip }, () => {
+  const objs = (): Obj[] => over('deploy/components/proportional-autoscaler');
+  test('adds the autoscaler, its ConfigMap and its RBAC', () => {
+    assert.deepEqual(added(objs()), [
+      'ClusterRole kdns-coredns-autoscaler',
+      'ClusterRoleBinding kdns-coredns-autoscaler',
+      'ConfigMap kube-system/coredns-autoscaler',
+      'Deployment kube-system/coredns-autoscaler',
+      'Role kube-system/coredns-autoscaler',
+      'RoleBinding kube-system/coredns-autoscaler',
+      'ServiceAccount kube-system/coredns-autoscaler',
+    ]);
+  });
+  test('the coredns Deployment has no replicas of its own (an apply would undo the autoscaler), and is otherwise deploy/coredns\'s', () => {
+    const d = find(objs(), 'Deployment', 'coredns');
+    assert.equal(d['spec'].replicas, undefined);
+    const { replicas: _, ...baseSpec } = find(objectsOf('deploy/coredns'), 'Deployment', 'coredns')['spec'];
+    assert.deepEqual(d['spec'], baseSpec);
+    assert.deepEqual(untouched(objs(), ['Deployment kube-system/coredns']), untouched(objectsOf('deploy/coredns'), ['Deployment kube-system/coredns']));
+  });
+  test('the pinned upstream image, pointed at its ConfigMap and the coredns Deployment of its own namespace', () => {
+    const pod = find(objs(), 'Deployment', 'coredns-autoscaler')['spec'].template.spec;
+    const c = pod['containers'][0];
+    assert.equal(c['image'], 'registry.k8s.io/cpa/cluster-proportional-autoscaler:v1.10.3');
+    assert.deepEqual(c['args'], ['--configmap=coredns-autoscaler', '--target=deployment/coredns', '--logtostderr=true', '--v=2']);
+    assert.deepEqual(c['env'], [{ name: 'MY_POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    assert.equal(pod['serviceAccountName'], 'coredns-autoscaler');
+    assert.equal(`${c['livenessProbe'].httpGet.port}${c['livenessProbe'].httpGet.path}`, '8080/healthz');
+  });
+  test('kube-dns-autoscaler\'s linear parameters', () => {
+    const linear = find(objs(), 'ConfigMap', 'coredns-autoscaler')['data'].linear as string;
+    assert.deepEqual(parseLinearParams(linear), { coresPerReplica: 256, nodesPerReplica: 16, min: 1, max: 0, preventSinglePointFailure: true, includeUnschedulableNodes: false });
+  });
+  test('RBAC: watch nodes; get its ConfigMap and get/update the coredns scale, by name, in its namespace; nothing more', () => {
+    assert.deepEqual(find(objs(), 'ClusterRole', 'kdns-coredns-autoscaler')['rules'], [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }]);
+    assert.deepEqual(find(objs(), 'Role', 'coredns-autoscaler')['rules'], [
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['coredns-autoscaler'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments/scale'], resourceNames: ['coredns'], verbs: ['get', 'update'] },
+    ]);
+    const subjects = [{ kind: 'ServiceAccount', name: 'coredns-autoscaler', namespace: 'kube-system' }];
+    assert.deepEqual(find(objs(), 'ClusterRoleBinding', 'kdns-coredns-autoscaler')['subjects'], subjects);
+    assert.deepEqual(find(objs(), 'RoleBinding', 'coredns-autoscaler')['subjects'], subjects);
+    assert.deepEqual(find(objs(), 'ClusterRoleBinding', 'kdns-coredns-autoscaler')['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kdns-coredns-autoscaler' });
+    assert.deepEqual(find(objs(), 'RoleBinding', 'coredns-autoscaler')['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'coredns-autoscaler' });
+  });
+  test('every object it adds carries app.kubernetes.io/part-of: kdns', () => {
+    const added_ = new Set(added(objs()));
+    assert.deepEqual(objs().filter((o) => added_.has(id(o)) && o['metadata'].labels?.['app.kubernetes.io/part-of'] !== 'kdns').map(id), []);
+  });
+});
+
+describe('deploy/components/hpa over deploy/coredns', { skip }, () => {
+  const objs = (): Obj[] => over('deploy/components/hpa');
+  test('adds a HorizontalPodAutoscaler, and takes the Deployment\'s replicas away', () => {
+    assert.deepEqual(added(objs()), ['HorizontalPodAutoscaler kube-system/coredns']);
+    assert.equal(find(objs(), 'Deployment', 'coredns')['spec'].replicas, undefined);
+    assert.deepEqual(untouched(objs(), ['Deployment kube-system/coredns']), untouched(objectsOf('deploy/coredns'), ['Deployment kube-system/coredns']));
+  });
+  test('2 to 10 replicas of the coredns Deployment at 70% of the CPU request, which every container has', () => {
+    const hpa = find(objs(), 'HorizontalPodAutoscaler', 'coredns');
+    assert.equal(hpa['apiVersion'], 'autoscaling/v2');
+    assert.deepEqual(hpa['spec'], {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'coredns' },
+      minReplicas: 2,
+      maxReplicas: 10,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+    });
+    const containers = find(objs(), 'Deployment', 'coredns')['spec'].template.spec.containers as Obj[];
+    assert.deepEqual(containers.filter((c) => !c['resources']?.requests?.cpu).map((c) => c['name']), []);
+    assert.equal(hpa['metadata'].labels['app.kubernetes.io/part-of'], 'kdns');
+  });
+});
+
+describe('deploy/components/prefer-close and dual-stack over deploy/coredns', { skip }, () => {
+  // kubernetes-models knows both fields (trafficDistribution as a string, the IP families as
+  // enums), but no schema here rejects a misspelt field: the values are checked by name.
+  const cases: Array<{ component: string; spec: Obj }> = [
+    { component: 'deploy/components/prefer-close', spec: { trafficDistribution: 'PreferClose' } },
+    { component: 'deploy/components/dual-stack', spec: { ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4', 'IPv6'] } },
+  ];
+  for (const c of cases) {
+    test(`${c.component}: the kube-dns Service gets ${JSON.stringify(c.spec)}, nothing else changes`, () => {
+      const objs = over(c.component);
+      assert.deepEqual(added(objs), []);
+      assert.deepEqual(find(objs, 'Service', 'kube-dns')['spec'], { ...find(objectsOf('deploy/coredns'), 'Service', 'kube-dns')['spec'], ...c.spec });
+      assert.deepEqual(untouched(objs, ['Service kube-system/kube-dns']), untouched(objectsOf('deploy/coredns'), ['Service kube-system/kube-dns']));
+    });
+  }
+});
+
+describe('deploy/components/zone-files over deploy/coredns', { skip }, () => {
+  const objs = (): Obj[] => over('deploy/components/zone-files');
+  test('deploy/coredns\'s Corefile with an auto block after kubernetes, serving db.<zone> files from the mounted folder', () => {
+    const base = find(objectsOf('deploy/coredns'), 'ConfigMap', 'coredns')['data'].Corefile as string;
+    const auto = '    auto {\n       directory /etc/kdns/zones ^db\\.(.+)$ {1}\n    }\n';
+    const expected = rewrite(base, '       ttl 30\n    }\n', `       ttl 30\n    }\n${auto}`);
+    assert.equal(find(objs(), 'ConfigMap', 'coredns')['data'].Corefile, expected);
+  });
+  test('the ConfigMap coredns-zones mounted read-only at /etc/kdns/zones, optional, outside the Corefile\'s read-only volume', () => {
+    const pod = find(objs(), 'Deployment', 'coredns')['spec'].template.spec;
+    assert.deepEqual((pod['volumes'] as Obj[]).find((v) => v['name'] === 'zones'), { name: 'zones', configMap: { name: 'coredns-zones', optional: true } });
+    assert.deepEqual((pod['containers'][0].volumeMounts as Obj[]).map((m) => `${m['name']} ${m['mountPath']} ${m['readOnly']}`), ['config-volume /etc/coredns true', 'zones /etc/kdns/zones true']);
+    assert.equal(pod['containers'][0].args.join(' '), 'serve --conf /etc/coredns/Corefile');
+  });
+  test('examples/install/zone-files: the ConfigMap under its plain name (edits reach the pods without a restart), one key per zone file', () => {
+    const cm = find(objectsOf('examples/install/zone-files'), 'ConfigMap', 'coredns-zones');
+    assert.deepEqual(Object.keys(cm['data']), ['db.example.internal']);
+    assert.equal(cm['metadata'].namespace, 'kube-system');
+    assert.equal(cm['metadata'].labels['app.kubernetes.io/part-of'], 'kdns');
+  });
 });
 
 describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind9-dnsutils') }, () => {
-  test('deploy/coredns: kdns serves its Corefile (moved to loopback ports): cluster names, ap.k8s.io search paths, health, ready, metrics', async () => {
-    const corefile = find(objectsOf('deploy/coredns'), 'ConfigMap', 'coredns')['data'].Corefile as string;
+  interface Served {
+    port: number;
+    health: number;
+    ready: number;
+    metrics: number;
+    dir: string;
+    kdns: ReturnType<typeof startKdns>;
+  }
+
+  /**
+   * kdns serve on a rendered coredns Corefile moved to loopback ports, answering for the demo
+   * cluster; `adapt` rewrites paths of the pod's file system into `dir`, the test's folder.
+   */
+  async function serveRendered(corefile: string, adapt: (text: string, dir: string) => string = (t) => t): Promise<Served> {
     const [port, health, ready, metrics, dead] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const dir = mkdtempSync(join(tmpdir(), 'kdns-deploy-coredns-'));
     const resolv = join(dir, 'resolv.conf');
@@ -390,14 +570,53 @@ describe('the rendered configurations run', { skip: skip ?? missing('dig', 'bind
     // No query leaves loopback: the node's resolvers become a port nothing listens on.
     text = rewrite(text, 'forward . /etc/resolv.conf', `forward . 127.0.0.1:${dead}`);
     text = rewrite(text, 'autopath ap.k8s.io /etc/resolv.conf', `autopath ap.k8s.io ${resolv}`);
-    writeFileSync(join(dir, 'Corefile'), text);
+    writeFileSync(join(dir, 'Corefile'), adapt(text, dir));
     const kdns = startKdns(['serve', '--conf', join(dir, 'Corefile'), '--cluster', `${root}examples/cluster`]);
     try {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${ready}/ready`).catch(() => undefined))?.status === 200, 20_000);
+    } catch (e) {
+      await kdns.stop();
+      throw new Error(`kdns did not get ready: ${(e as Error).message}\n${kdns.output()}`);
+    }
+    return { port, health, ready, metrics, dir, kdns };
+  }
+
+  test('deploy/coredns: kdns serves its Corefile (moved to loopback ports): cluster names, ap.k8s.io search paths, health, ready, metrics', async () => {
+    const corefile = find(objectsOf('deploy/coredns'), 'ConfigMap', 'coredns')['data'].Corefile as string;
+    const { port, health, metrics, kdns } = await serveRendered(corefile);
+    try {
       assert.deepEqual(answers(await dig('web.demo.svc.cluster.local', 'A', { port })), ['A 10.96.100.10']);
       assert.deepEqual(answers(await dig('web.search.demo.cluster.local.ap.k8s.io', 'A', { port })), ['A 10.96.100.10', 'CNAME web.demo.svc.cluster.local.']);
       assert.equal((await fetch(`http://127.0.0.1:${health}/health`)).status, 200);
       assert.match(await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text(), /^coredns_dns_requests_total\{.*\} [1-9]/m);
+    } finally {
+      await kdns.stop();
+    }
+    assert.doesNotMatch(kdns.output(), /\[ERROR\] (?!plugin\/errors)/);
+  });
+
+  test('examples/install/zone-files: the ConfigMap\'s zone file is served from the mounted folder, cluster names as before', async () => {
+    const objs = objectsOf('examples/install/zone-files');
+    const corefile = find(objs, 'ConfigMap', 'coredns')['data'].Corefile as string;
+    const zones = find(objs, 'ConfigMap', 'coredns-zones')['data'] as Record<string, string>;
+    const mountPath = find(objs, 'Deployment', 'coredns')['spec'].template.spec.containers[0].volumeMounts.find((m: Obj) => m['name'] === 'zones').mountPath as string;
+    const { port, kdns } = await serveRendered(corefile, (text, dir) => {
+      // The kubelet's layout of a ConfigMap volume: the files in a timestamped folder, ..data
+      // a symlink to it, and each key a symlink through ..data.
+      const volume = join(dir, 'zones');
+      mkdirSync(join(volume, '..2026_06_01_00_00_00.000000001'), { recursive: true });
+      symlinkSync('..2026_06_01_00_00_00.000000001', join(volume, '..data'));
+      for (const [name, content] of Object.entries(zones)) {
+        writeFileSync(join(volume, '..2026_06_01_00_00_00.000000001', name), content);
+        symlinkSync(join('..data', name), join(volume, name));
+      }
+      return rewrite(text, `directory ${mountPath} `, `directory ${volume} `);
+    });
+    try {
+      assert.deepEqual(answers(await dig('db.example.internal', 'A', { port })), ['A 10.0.10.5', 'A 10.0.10.6']);
+      assert.deepEqual(answers(await dig('git.example.internal', 'A', { port })), ['A 10.0.10.5', 'A 10.0.10.6', 'CNAME db.example.internal.']);
+      assert.equal((await dig('nothing.example.internal', 'A', { port })).status, 'NXDOMAIN');
+      assert.deepEqual(answers(await dig('web.demo.svc.cluster.local', 'A', { port })), ['A 10.96.100.10']);
     } finally {
       await kdns.stop();
     }

@@ -1,7 +1,9 @@
 // Test helpers for the checks of deploy/, examples/ and the README (test/deploy/*.test.ts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 
@@ -42,6 +44,27 @@ export function renderKustomization(dir: string): RenderedObject[] {
   const r = spawnSync('kubectl', ['kustomize', `${repoRoot}${dir}`], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${r.stderr || r.error?.message}`);
   return parseAllDocuments(r.stdout).map((d) => d.toJS() as RenderedObject);
+}
+
+/**
+ * `kubectl kustomize` of a throwaway overlay that adds `components` to the kustomization `dir`
+ * (paths relative to the repository root), as a user's overlay does; parsed.
+ */
+export function renderWithComponents(dir: string, components: readonly string[]): RenderedObject[] {
+  const overlay = mkdtempSync(join(tmpdir(), 'kdns-overlay-'));
+  // kustomize takes only relative paths to other kustomizations.
+  const rel = (p: string): string => relative(overlay, `${repoRoot}${p}`);
+  try {
+    writeFileSync(
+      join(overlay, 'kustomization.yaml'),
+      ['apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization', 'resources:', `  - ${rel(dir)}`, 'components:', ...components.map((c) => `  - ${rel(c)}`), ''].join('\n'),
+    );
+    const r = spawnSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`kubectl kustomize ${dir} + ${components.join(' + ')} failed: ${r.stderr || r.error?.message}`);
+    return parseAllDocuments(r.stdout).map((d) => d.toJS() as RenderedObject);
+  } finally {
+    rmSync(overlay, { recursive: true, force: true });
+  }
 }
 
 /** The object of `kind` named `name` in a rendering. */
