@@ -87,6 +87,15 @@ test('auto: scanning picks up, follows symlinks, and drops zones (CoreDNS walk_t
     assert.deepEqual([...scanDirectory(link, /db\.(.*)/, '{1}').zones.keys()].sort(), ['broken.test.', 'example.com.', 'example.org.']);
     assert.deepEqual(scanDirectory(join(base, 'none'), /db\.(.*)/, '{1}').warnings, [`directory ${join(base, 'none')} does not exist`]);
 
+    // A ConfigMap volume as the kubelet writes it: keys are symlinks into ..data, a symlink to a timestamped folder.
+    const volume = join(base, 'volume');
+    mkdirSync(join(volume, '..2026_11_28_05_00_00.000000001'), { recursive: true });
+    writeFileSync(join(volume, '..2026_11_28_05_00_00.000000001', 'db.example.io'), zoneText(1, '127.0.0.4'));
+    symlinkSync('..2026_11_28_05_00_00.000000001', join(volume, '..data'));
+    symlinkSync('..data/db.example.io', join(volume, 'db.example.io'));
+    const fromVolume = scanDirectory(volume, /db\.(.*)/, '{1}');
+    assert.deepEqual({ zones: [...fromVolume.zones.keys()], warnings: fromVolume.warnings }, { zones: ['example.io.'], warnings: [] });
+
     const logs: string[] = [];
     const plugin = new AutoPlugin(
       { zones: ['.'], directory: link, regexp: /db\.(.*)/, template: '{1}', reloadMs: 0 },

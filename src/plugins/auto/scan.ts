@@ -34,6 +34,10 @@ function* filesBelow(dir: string, warnings: string[]): Generator<string> {
     return;
   }
   for (const name of names) {
+    // The kubelet's ConfigMap volume holds each file three times: the key's symlink, `..data`
+    // (a symlink to the current version) and the timestamped `..2026_…` folder it points at.
+    // Only the keys are the user's; the rest would name every zone twice more.
+    if (name.startsWith('..')) continue;
     const path = join(dir, name);
     let isDir: boolean;
     try {
