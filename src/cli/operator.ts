@@ -12,6 +12,7 @@ import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, DEFAULT_SERVICE_CIDR, DEFAULT_NODE_RE
 import { tenthAddress } from '../operator/objects.js';
 import { DEFAULT_PORTS } from '../operator/corefile.js';
 import { DirectoryBackend, watchDirectory } from '../operator/dirbackend.js';
+import { OperatorLog } from '../operator/log.js';
 import { Reconciler, runReconcileLoop } from '../operator/reconcile.js';
 import type { Backend } from '../operator/reconcile.js';
 import { parseGoDurationSeconds } from '../operator/addresses.js';
@@ -143,6 +144,8 @@ function durationMs(text: string, flag: string): number {
 const log = (line: string): void => {
   console.error(`${new Date().toISOString()} operator: ${line}`);
 };
+/** `run`'s log, whose level follows spec.operatorLogLevel from the first pass on. */
+const operatorLog = new OperatorLog(log);
 
 interface Chosen {
   backend: Backend;
@@ -164,6 +167,7 @@ async function backendFor(flags: RunFlags): Promise<Chosen> {
     ...(flags.context !== undefined ? { context: flags.context } : {}),
     namespace: flags.namespace,
     log,
+    trace: operatorLog.trace,
   });
   return { backend: api, changes: (signal) => watchApi(api, signal), ensureDefault: (signal) => api.ensureDefaultDNS(signal) };
 }
@@ -176,7 +180,7 @@ async function runAction(flags: RunFlags): Promise<number> {
     render.reloadInterval = flags.reloadInterval;
   }
   const { backend, changes, ensureDefault } = await backendFor(flags);
-  const reconciler = new Reconciler(backend, { render, log });
+  const reconciler = new Reconciler(backend, { render, log, operatorLog });
   guardProcess(log);
   let code = EXIT_OK;
   // Signals are CoreDNS's from the start: creating the default DNS resource may wait on the CRD

@@ -157,7 +157,7 @@ const driftCases: DriftCase[] = [
     collection: CONFIGMAPS,
     name: 'dns-default',
     patch: { data: { Corefile: '.:5353 {\n  forward . 8.8.8.8\n}\n' } },
-    read: (o) => o['data'].Corefile.startsWith('.:5353 {\n\tbufsize 512'),
+    read: (o) => o['data'].Corefile.startsWith('.:5353 {\n\tbufsize 1232'),
     want: true,
     owned: '.data.Corefile',
   },

@@ -35,6 +35,8 @@ export interface ApiOptions {
   context?: string;
   namespace: string;
   log: (line: string) => void;
+  /** Lines for operatorLogLevel Trace: every watch event. */
+  trace?: (line: string) => void;
   /** Watch timing (tests shorten it); defaults as `kdns serve`'s API source. */
   timing?: Partial<ReflectorTiming>;
 }
@@ -170,11 +172,27 @@ export class ApiBackend implements Backend {
     if (nr) current.nodeResolverDaemonSet = nr;
     return {
       ...(dns ? { dns } : {}),
+      kubernetesVersion: await this.serverVersion(),
       ...(nodeList ? { nodes: nodeList.items.map((n) => ({ ...n, kind: 'Node' as const, apiVersion: 'v1' })) } : {}),
       current,
       problems: [],
       failures,
     };
+  }
+
+  /**
+   * The API server's gitVersion ("v1.34.2"), read each pass (a control-plane upgrade does not
+   * restart the operator); "" when /version cannot be read, which counts as too old for
+   * trafficDistribution: PreferSameNode.
+   */
+  private async serverVersion(): Promise<string> {
+    try {
+      const v = await this.get<{ gitVersion?: unknown }>('/version');
+      return typeof v?.gitVersion === 'string' ? v.gitVersion : '';
+    } catch (e) {
+      if (e instanceof ApiError) return '';
+      throw e;
+    }
   }
 
   async apply(objects: readonly OwnedObject[], current: CurrentObjects): Promise<ApplyResult> {
@@ -315,6 +333,8 @@ export class ApiBackend implements Backend {
         const onEvent = (type: string, obj: unknown): void => {
           const v = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
           if (typeof v === 'string' && v !== '') rv = v;
+          const name = (obj as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+          this.o.trace?.(`watch ${path}: ${type}${typeof name === 'string' ? ` ${name}` : ''} (resourceVersion ${rv})`);
           if (type === 'BOOKMARK') stats.bookmarks++;
           else {
             stats.events++;

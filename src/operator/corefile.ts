@@ -28,8 +28,15 @@ export const CA_BUNDLE_KEY = 'ca-bundle.crt';
 
 /** How long health keeps answering after SIGTERM, so the Service drops the pod before it stops. */
 export const LAMEDUCK = '20s';
-/** 512 keeps replies from the upstreams below the fragmentation risk; EDNS clients may not ask more of us either. */
-export const BUFSIZE = 512;
+/**
+ * The EDNS0 UDP size queries are capped to, OpenShift's since 4.14 (OCPBUGS-15605): 1232 bytes is
+ * DNS Flag Day 2020's size, the largest that fits an IPv6 packet at the minimum MTU of 1280, so
+ * a reply never needs IP fragmentation yet rarely needs a retry over TCP. The 512 OpenShift used
+ * before protected clients that do not speak EDNS0 from the upstreams' larger replies, but such a
+ * client's query carries no OPT record, and forward sends the client's query as it came: the
+ * upstream answers it within 512 bytes anyway.
+ */
+export const BUFSIZE = 1232;
 
 export interface CorefileInput {
   settings: DNSSettings;

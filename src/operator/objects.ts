@@ -57,6 +57,7 @@ export interface DaemonSet extends KubeObject {
   kind: 'DaemonSet';
   spec: {
     selector: { matchLabels: Record<string, string> };
+    minReadySeconds?: number;
     updateStrategy: { type: 'RollingUpdate'; rollingUpdate: { maxUnavailable: number | string; maxSurge?: number | string } };
     template: {
       metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
@@ -94,6 +95,10 @@ export const METRICS_SERVICE_PORT = 9154;
 export const WEBHOOK_CONFIG_NAME = 'kdns-webhook';
 export const WEBHOOK_CONFIG_KEY = 'config.yaml';
 export const NODE_RESOLVER_LOCK_DIR = '/run/kdns';
+/** How often the kubelet asks a DNS pod's /ready; minReadySeconds is three of these. */
+export const READINESS_PERIOD_SECONDS = 3;
+/** The DNS pods' memory request, as deploy/coredns requests it (docs/memory.md). */
+export const DNS_MEMORY_REQUEST = '72Mi';
 
 export interface ObjectOptions {
   namespace: string;
@@ -104,6 +109,11 @@ export interface ObjectOptions {
   /** Service names node-resolver writes into /etc/hosts, relative to the cluster domain. */
   nodeResolverServices: string[];
   clusterDomain: string;
+  /**
+   * The DNS Service's `trafficDistribution: PreferSameNode`; false where the API server would
+   * refuse it (before Kubernetes 1.34, see preferSameNodeSupported).
+   */
+  preferSameNode?: boolean;
 }
 
 function meta(name: string, o: ObjectOptions): KubeObject['metadata'] {
@@ -142,6 +152,12 @@ export function dnsDaemonSet(corefile: string, placement: Placement, caBundles: 
     metadata: meta(DNS_NAME, o),
     spec: {
       selector: { matchLabels: podLabels },
+      // A new pod counts as available only after it has stayed ready for three readiness
+      // periods (3 × 3 s), so the surge below deletes a node's old pod only once the new one has
+      // really started serving, not after its first lucky probe. OpenShift's DNS operator sets
+      // the same 9 s for the same reason, together with maxSurge (OCPBUGS-5943). Keep it at 3×
+      // the readiness probe's periodSeconds when either changes.
+      minReadySeconds: 3 * READINESS_PERIOD_SECONDS,
       // Surge first: a node always has a serving DNS pod while its replacement starts.
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '10%' } },
       template: {
@@ -165,14 +181,17 @@ export function dnsDaemonSet(corefile: string, placement: Placement, caBundles: 
                 { name: 'dns-tcp', containerPort: ports.dns, protocol: 'TCP' },
                 { name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' },
               ],
-              readinessProbe: { httpGet: { path: '/ready', port: ports.ready, scheme: 'HTTP' }, initialDelaySeconds: 3, periodSeconds: 3, timeoutSeconds: 3, successThreshold: 1, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/ready', port: ports.ready, scheme: 'HTTP' }, initialDelaySeconds: 3, periodSeconds: READINESS_PERIOD_SECONDS, timeoutSeconds: 3, successThreshold: 1, failureThreshold: 3 },
               livenessProbe: { httpGet: { path: '/health', port: ports.health, scheme: 'HTTP' }, initialDelaySeconds: 60, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 5 },
               volumeMounts: [
                 { name: 'config-volume', mountPath: COREFILE_DIR, readOnly: true },
                 ...caBundles.map((name) => ({ name: `ca-${name}`, mountPath: caBundleDir(name), readOnly: true })),
               ],
               securityContext: RESTRICTED,
-              resources: { requests: { cpu: '50m', memory: '70Mi' } },
+              // kdns serve's measured memory after a query load at 10,000 Services + 10,000 Pods
+              // on Node 26 (docs/memory.md), the request deploy/coredns makes too. No limit, as
+              // on OpenShift's DNS pods.
+              resources: { requests: { cpu: '50m', memory: DNS_MEMORY_REQUEST } },
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },
           ],
@@ -253,6 +272,10 @@ export function dnsService(clusterIP: string | undefined, o: ObjectOptions): Ser
       type: 'ClusterIP',
       ...(clusterIP === undefined ? {} : { clusterIP }),
       selector: { [DNS_POD_LABEL]: o.owner },
+      // There is a DNS pod on every node the placement selects: a pod's queries stay on its
+      // node when that node's DNS pod is ready, and go elsewhere only when it is not. OpenShift's
+      // operator sets the same since 4.22.
+      ...(o.preferSameNode === false ? {} : { trafficDistribution: 'PreferSameNode' }),
       ports: [
         { name: 'dns', port: 53, targetPort: ports.dns, protocol: 'UDP' },
         { name: 'dns-tcp', port: 53, targetPort: ports.dns, protocol: 'TCP' },
@@ -260,6 +283,24 @@ export function dnsService(clusterIP: string | undefined, o: ObjectOptions): Ser
       ],
     },
   };
+}
+
+/**
+ * Whether an API server of this version (its /version gitVersion, "v1.34.2", "v1.33.1+k3s1")
+ * accepts `trafficDistribution: PreferSameNode` with its default feature gates. The value came
+ * with the PreferSameTrafficDistribution gate: alpha and off in 1.33, on by default from 1.34
+ * (locked on in 1.35). Before that the API server refuses the Service with 422 (1.31–1.33:
+ * `spec.trafficDistribution: Unsupported value: "PreferSameNode": supported values:
+ * "PreferClose"`), drops the field (1.30, whose ServiceTrafficDistribution gate is off), or does
+ * not know the field at all (1.29 and older). An unknown version counts as too old: a Service
+ * without the preference still works, a refused one is no DNS at all.
+ */
+export function preferSameNodeSupported(gitVersion: string | undefined): boolean {
+  const m = /^v?(\d+)\.(\d+)/.exec(gitVersion ?? '');
+  if (!m) return false;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  return major > 1 || (major === 1 && minor >= 34);
 }
 
 /**

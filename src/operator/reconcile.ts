@@ -8,8 +8,10 @@ import { formatFieldError } from '../lib/cluster/field.js';
 import type { Node } from '../lib/cluster/types.js';
 import { describeLeftOut } from './config.js';
 import type { OwnedObject } from './objects.js';
+import { preferSameNodeSupported } from './objects.js';
 import { render } from './render.js';
 import type { CurrentObjects, RenderOptions } from './render.js';
+import type { OperatorLog } from './log.js';
 import { withApiFailures } from './status.js';
 import type { ApiFailure } from './status.js';
 
@@ -22,6 +24,11 @@ export interface Inputs {
   problems: string[];
   /** Reads the API server refused; the pass goes on without those inputs and reports them. */
   failures?: ApiFailure[];
+  /**
+   * The API server's version (/version's gitVersion) when the backend has one; "" when it could
+   * not be read. Decides `trafficDistribution: PreferSameNode` (preferSameNodeSupported).
+   */
+  kubernetesVersion?: string;
 }
 
 export interface Backend {
@@ -53,6 +60,8 @@ export interface ReconcilerOptions {
   render: RenderOptions;
   log: (line: string) => void;
   now?: () => Date;
+  /** The operator's levelled log: each pass sets its level from spec.operatorLogLevel. */
+  operatorLog?: OperatorLog;
 }
 
 /**
@@ -75,7 +84,9 @@ export class Reconciler {
       this.report([...messages, 'no DNS resource named "default": nothing to do']);
       return { kind: 'no-dns' };
     }
-    const result = render({ dns: inputs.dns, ...(inputs.nodes ? { nodes: inputs.nodes } : {}), current: inputs.current, options: this.o.render, now });
+    const options = inputs.kubernetesVersion === undefined ? this.o.render : { ...this.o.render, preferSameNode: preferSameNodeSupported(inputs.kubernetesVersion) };
+    if (inputs.kubernetesVersion !== undefined && options.preferSameNode === false) messages.push(`the API server (${inputs.kubernetesVersion || 'version unknown'}) is older than Kubernetes 1.34, which refuses trafficDistribution: PreferSameNode: the DNS Service goes without it`);
+    const result = render({ dns: inputs.dns, ...(inputs.nodes ? { nodes: inputs.nodes } : {}), current: inputs.current, options, now });
     if (!result.ok) {
       const errors = result.errors.map(formatFieldError);
       this.report([...messages, ...errors.map((e) => `DNS resource rejected, the applied objects are kept: ${e}`)]);
@@ -83,13 +94,18 @@ export class Reconciler {
       if (dns?.metadata?.name === 'default') await this.backend.writeStatus(dns, rejectedStatus(dns.status, errors, now));
       return { kind: 'rejected', errors };
     }
+    // First, so that this pass's own lines already follow the level the resource asks for.
+    this.o.operatorLog?.setLevel(result.settings.operatorLogLevel);
     messages.push(...result.leftOut.map(describeLeftOut));
     if (result.placementRefused !== undefined) messages.push(`spec.nodePlacement refused, the current placement is kept: ${result.placementRefused}`);
     if (result.addressKept !== undefined) messages.push(result.addressKept);
     this.report(messages);
-    if (result.managementState === 'Unmanaged' || result.managementState === 'Removed') {
-      // Removed is treated as Unmanaged: deleting cluster DNS is left to a person.
-      await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
+    if (result.managementState === 'Unmanaged') {
+      // As OpenShift's DNS operator: Unmanaged leaves every object alone and still reports the
+      // status. Removed and Force are reconciled as Managed there (it has no removal path for
+      // cluster DNS, whose deletion would break every pod's lookups), and so they are here.
+      const statusChanged = await this.backend.writeStatus(inputs.dns as DNSResource, result.status);
+      this.debug(`pass: managementState is Unmanaged: no object written; status ${statusChanged ? 'updated' : 'unchanged'}`);
       return { kind: 'unmanaged' };
     }
     const applied = await this.backend.apply(result.objects, inputs.current);
@@ -101,10 +117,16 @@ export class Reconciler {
     const dns = inputs.dns as DNSResource;
     const status = withApiFailures(result.status, failed, dns.status?.conditions, now);
     const statusChanged = await this.backend.writeStatus(dns, status);
+    const unchanged = result.objects.length - written.length - applied.failed.length;
+    this.debug(`pass: wrote ${written.length > 0 ? written.join(', ') : 'nothing'}; ${unchanged} object(s) already as desired; ${applied.failed.length} refused; status ${statusChanged ? 'updated' : 'unchanged'}`);
     // The Service was just created without an address: the next pass reads the one the API
     // server allocated, for the status and the node-resolver DaemonSet.
     if (result.clusterIP === undefined && written.some((w) => w.startsWith('Service/')) && !followUp) return this.pass(true);
     return { kind: 'applied', written, failed, statusChanged };
+  }
+
+  private debug(line: string): void {
+    this.o.operatorLog?.debug(line);
   }
 
   private report(messages: string[]): void {

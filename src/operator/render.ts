@@ -36,6 +36,11 @@ export interface RenderOptions {
   caBundleRoot?: string;
   /** `reload`'s check interval (Go duration, at least 2s); default 30s. */
   reloadInterval?: string;
+  /**
+   * Whether the DNS Service asks for `trafficDistribution: PreferSameNode`; default true. The API
+   * backend turns it off for API servers older than 1.34, which refuse or drop it.
+   */
+  preferSameNode?: boolean;
 }
 
 export const DEFAULT_NAMESPACE = 'kdns';
@@ -107,6 +112,7 @@ export function render(input: RenderInput): RenderResult {
     ports: o.ports ?? DEFAULT_PORTS,
     nodeResolverServices: o.nodeResolverServices ?? DEFAULT_NODE_RESOLVER_SERVICES,
     clusterDomain,
+    preferSameNode: o.preferSameNode ?? true,
   };
 
   const { placement, refused } = choosePlacement(settings, input.nodes, current.dnsDaemonSet);

@@ -15,6 +15,7 @@ import { startKdns } from '../util/kdns.js';
 import { freePort, waitFor } from '../util/net.js';
 import { parseLinearParams } from '../util/proportional.js';
 import { missing } from '../util/upstream.js';
+import { render as renderDNS } from '../../src/operator/render.js';
 
 const root = repoRoot;
 
@@ -127,6 +128,7 @@ describe('kustomize overlays', { skip }, () => {
       'deploy/nodecache',
       'deploy/operator',
       'examples/install/coredns-clusterip',
+      'examples/install/operator-hardened',
       'examples/install/own-registry',
       'examples/install/servicemonitor',
       'examples/install/zone-files',
@@ -541,6 +543,82 @@ describe('deploy/components/zone-files over deploy/coredns', { skip }, () => {
     assert.deepEqual(Object.keys(cm['data']), ['db.example.internal']);
     assert.equal(cm['metadata'].namespace, 'kube-system');
     assert.equal(cm['metadata'].labels['app.kubernetes.io/part-of'], 'kdns');
+  });
+});
+
+describe('deploy/components/operator-networkpolicies and operator-alerts (examples/install/operator-hardened)', { skip }, () => {
+  const objs = (): Obj[] => objectsOf('examples/install/operator-hardened');
+  // What the operator renders into the namespace: the DNS pods and Service the policies and the
+  // ServiceMonitor must match.
+  const operatorObjects = (): { pod: Obj; podLabels: Record<string, string>; service: Obj } => {
+    const r = renderDNS({ dns: { apiVersion: 'operator.openshift.io/v1', kind: 'DNS', metadata: { name: 'default' }, spec: {} }, now: new Date(0) });
+    if (!r.ok) throw new Error('render refused the empty DNS resource');
+    const ds = r.objects.find((o) => o.kind === 'DaemonSet' && o.metadata.name === 'dns-default') as unknown as Obj;
+    const service = r.objects.find((o) => o.kind === 'Service') as unknown as Obj;
+    return { pod: ds['spec'].template.spec, podLabels: ds['spec'].template.metadata.labels, service };
+  };
+  const policy = (name: string): Obj => find(objs(), 'NetworkPolicy', name);
+  const ports = (rule: Obj): string[] => (rule['ports'] as Obj[]).map((p) => `${p['port']}/${p['protocol']}`);
+  const selects = (np: Obj, labels: Record<string, string>): boolean => {
+    const sel = np['spec'].podSelector;
+    const byLabels = matches(sel.matchLabels ?? {}, labels);
+    const byExpressions = ((sel.matchExpressions ?? []) as Obj[]).every((e) => e['operator'] === 'In' && (e['values'] as string[]).includes(labels[e['key']] ?? ''));
+    return byLabels && byExpressions;
+  };
+
+  test('kdns-deny-all: every pod of the namespace, nothing in or out', () => {
+    const np = policy('kdns-deny-all');
+    assert.equal(np['metadata'].namespace, 'kdns');
+    assert.deepEqual(np['spec'], { podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+  });
+  test('dns-default: selects the DNS pods the operator renders, DNS from anyone on the ports they listen on', () => {
+    const { pod, podLabels } = operatorObjects();
+    const np = policy('dns-default');
+    assert.ok(selects(np, podLabels), JSON.stringify(podLabels));
+    const dnsPorts = (pod['containers'][0].ports as Obj[]).filter((p) => p['name'] !== 'metrics').map((p) => `${p['containerPort']}/${p['protocol']}`);
+    const open = (np['spec'].ingress as Obj[]).find((r) => r['from'] === undefined) as Obj;
+    assert.deepEqual(ports(open), dnsPorts);
+  });
+  test('dns-default: metrics only from the monitoring namespace, on the pods\' metrics port', () => {
+    const { pod } = operatorObjects();
+    const metricsPort = (pod['containers'][0].ports as Obj[]).find((p) => p['name'] === 'metrics') as Obj;
+    const rule = (policy('dns-default')['spec'].ingress as Obj[]).find((r) => r['from'] !== undefined) as Obj;
+    assert.deepEqual(ports(rule), [`${metricsPort['containerPort']}/TCP`]);
+    assert.deepEqual(rule['from'], [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+  });
+  test('dns-default: out to anywhere (upstream resolvers, the API server)', () => {
+    assert.deepEqual(policy('dns-default')['spec'].egress, [{ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }] }]);
+  });
+  test('every Deployment of the namespace may still reach the API server (443 or 6443)', () => {
+    const np = policy('kdns-api-server');
+    assert.deepEqual(ports((np['spec'].egress as Obj[])[0] as Obj), ['443/TCP', '6443/TCP']);
+    const cutOff = objs()
+      .filter((o) => o['kind'] === 'Deployment' && o['metadata'].namespace === 'kdns')
+      .filter((d) => !selects(np, d['spec'].template.metadata.labels))
+      .map(id);
+    assert.deepEqual(cutOff, []);
+  });
+  test('the webhook keeps its ingress policy (admission 9443, metrics 9153)', () => {
+    const { podSelector, ingress } = policy('kdns-webhook')['spec'];
+    assert.deepEqual(podSelector, { matchLabels: { 'app.kubernetes.io/name': 'kdns-webhook' } });
+    assert.deepEqual((ingress as Obj[]).flatMap(ports), ['9443/TCP', '9153/TCP']);
+  });
+  test('ServiceMonitor dns-default scrapes the port named metrics of the Service the operator renders', () => {
+    const { service } = operatorObjects();
+    const sm = find(objs(), 'ServiceMonitor', 'dns-default');
+    assert.ok(matches(sm['spec'].selector.matchLabels, service['metadata'].labels), JSON.stringify(service['metadata'].labels));
+    assert.deepEqual(sm['spec'].namespaceSelector, { matchNames: ['kdns'] });
+    assert.deepEqual(sm['spec'].endpoints.map((e: Obj) => e['port']), ['metrics']);
+    assert.ok((service['spec'].ports as Obj[]).some((p) => p['name'] === 'metrics'));
+  });
+  test('PrometheusRule dns-default: the three alerts, in the kdns namespace (test/deploy/alerts.test.ts evaluates them)', () => {
+    const rule = find(objs(), 'PrometheusRule', 'dns-default');
+    assert.equal(rule['metadata'].namespace, 'kdns');
+    assert.deepEqual((rule['spec'].groups as Obj[]).flatMap((g) => (g['rules'] as Obj[]).map((r) => `${r['alert']} ${r['for']} ${r['labels'].severity}`)), [
+      'CoreDNSPanicking 5m warning',
+      'CoreDNSHealthCheckSlow 5m warning',
+      'CoreDNSErrorsHigh 5m warning',
+    ]);
   });
 });
 

@@ -58,6 +58,8 @@ export interface Service extends KubeObject {
     ports?: ServicePort[];
     selector?: Record<string, string>;
     publishNotReadyAddresses?: boolean;
+    /** A routing preference (PreferClose, PreferSameZone, PreferSameNode); Kubernetes 1.31+. */
+    trafficDistribution?: string;
   };
   status?: {
     loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> };
