@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
 import { makeServingCerts, makeTestCerts, type TestCerts } from '../../../test/util/certs.js';
 import { dig } from '../../../test/util/dig.js';
+import { startKresdDoh, type KresdDoh } from '../../../test/util/kresd.js';
 import { freePort } from '../../../test/util/net.js';
 import { startTestServer, type TestServer } from '../../../test/util/server.js';
 import { exampleZone, missing, namedUpstream, slowUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
@@ -250,6 +251,41 @@ describe('forward: CoreDNS 1.14 options against real upstreams', { skip }, () =>
       });
     }
   });
+});
+
+describe('forward: https:// upstream with Knot Resolver\'s DoH (HTTP/2 only) as the peer', { skip: skip ?? missing('kresd', 'knot-resolver') }, () => {
+  let upstream: NamedUpstream;
+  let kresd: KresdDoh;
+  let certs: TestCerts;
+  before(async () => {
+    upstream = namedUpstream({ zones: { 'example.test': exampleZone() }, port: await freePort() });
+    await upstream.start();
+    certs = makeTestCerts();
+    kresd = await startKresdDoh({ port: await freePort(), upstreamPort: upstream.port, certPem: readFileSync(certs.serverCert, 'utf8'), keyPem: readFileSync(certs.serverKey, 'utf8') });
+  });
+  after(async () => {
+    await kresd?.stop();
+    await upstream?.dispose();
+  });
+
+  const cases: Array<{ method: string; name: string }> = [
+    { method: 'POST', name: 'www.example.test' },
+    { method: 'GET', name: 'mail1.example.test' },
+  ];
+  for (const c of cases) {
+    it(`${c.method}: answered through kresd, the question reaching named`, async () => {
+      await withServer(
+        corefile(`  forward . https://127.0.0.1%localhost:${kresd.port} {\n    tls ca.pem\n    doh_method ${c.method}\n  }`),
+        async (s) => {
+          const r = await dig(c.name, 'A', { port: s.port, timeout: 6 });
+          assert.equal(r.status, 'NOERROR', `${r.raw}\n${kresd.output()}`);
+          assert.equal(r.answer.length, 1, r.raw);
+        },
+        { 'ca.pem': readFileSync(certs.ca, 'utf8') },
+      );
+      assert.ok(upstream.queriesFor(c.name).length > 0, 'named got the question from kresd');
+    });
+  }
 });
 
 describe('forward: read_timeout against a slow upstream', () => {
