@@ -47,6 +47,8 @@ describe('forward options', () => {
     { corefile: 'forward . 127.0.0.1 {\n max_connect_attempts 0\n}', want: { maxConnectAttempts: 0 } },
     { corefile: 'forward . 127.0.0.1 {\n source_address 127.0.0.2\n}', want: { sourceAddress: '127.0.0.2' } },
     { corefile: 'forward . [::1]:53 {\n source_address ::1\n}', want: { sourceAddress: '::1' } },
+    { corefile: 'forward . 127.0.0.1 {\n source_address ::ffff:192.0.2.1\n}', want: { sourceAddress: '192.0.2.1' } },
+    { corefile: 'forward . 127.0.0.1 {\n failover ServFail Refused\n}', want: { failover: [2, 5] } },
     { corefile: 'forward . 127.0.0.1 {\n next_on_nodata\n}', want: { nextOnNodata: true } },
     { corefile: 'forward . 127.0.0.1 {\n failover SERVFAIL refused\n}', want: { failover: [2, 5] } },
     { corefile: 'forward . https://127.0.0.1 {\n doh_method GET\n}', want: { dohMethod: 'GET', upstreams: [{ scheme: 'https', host: '127.0.0.1', port: 443 }] } },

@@ -157,7 +157,9 @@ function parseDohMethod(prop: Directive): 'GET' | 'POST' {
 function parseSourceAddress(prop: Directive): string {
   const [ip] = expectArgs(prop, 1, 1) as [string];
   if (!net.isIP(ip)) invalidArg(prop, ip, 'not an IP address');
-  return ip;
+  // An IPv4-mapped IPv6 address is the IPv4 address, as Go's net.ParseIP reads it for CoreDNS.
+  const mapped = /^::ffff:([0-9.]+)$/i.exec(ip);
+  return mapped && net.isIPv4(mapped[1] as string) ? (mapped[1] as string) : ip;
 }
 
 function parsePolicy(prop: Directive): PolicyName {
