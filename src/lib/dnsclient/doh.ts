@@ -51,6 +51,15 @@ export function dohRequestHeaders(method: DohMethod, authority: string, wire: Bu
   return headers;
 }
 
+/**
+ * The :authority of the requests: the TLS server name when there is one (what a server hosting
+ * several names tells them apart by), else the address; the port only when it is not 443.
+ */
+export function dohAuthority(servername: string | undefined, upstream: string, port: number): string {
+  if (servername === undefined) return port === 443 ? upstream.slice(0, upstream.lastIndexOf(':')) : upstream;
+  return port === 443 ? servername : `${servername}:${port}`;
+}
+
 export class DohTransport {
   readonly stats: ConnStats = { hits: 0, misses: 0 };
   private session: ClientHttp2Session | undefined;
@@ -59,7 +68,7 @@ export class DohTransport {
   private inFlight = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  /** `host:port` as the :authority header, or the TLS server name when there is one. */
+  /** The :authority header of every request (dohAuthority). */
   private readonly authority: string;
 
   constructor(
@@ -71,7 +80,7 @@ export class DohTransport {
     private readonly expireMs: number,
     private readonly counters?: ConnCounters,
   ) {
-    this.authority = settings.tls.servername ?? upstream;
+    this.authority = dohAuthority(settings.tls.servername, upstream, port);
   }
 
   exchange(query: Uint8Array, questionEnd: number, timeoutMs: number): Promise<Buffer> {

@@ -8,7 +8,7 @@ import { buildQuery, headerRcode, questionEnd } from '../dns/wire.js';
 import { freePort, waitFor } from '../../../test/util/net.js';
 import { exampleZone, missing, namedUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 import { DnsClient } from './client.js';
-import { dohRequestHeaders } from './doh.js';
+import { dohAuthority, dohRequestHeaders } from './doh.js';
 import { StreamTransport } from './stream.js';
 
 const skip = missing('named', 'bind9');
@@ -114,6 +114,21 @@ describe('dohRequestHeaders (RFC 8484 4.1)', () => {
   for (const c of cases) {
     it(c.method, () => {
       assert.deepEqual(dohRequestHeaders(c.method, 'dns.test', wire), c.want);
+    });
+  }
+});
+
+describe('dohAuthority', () => {
+  const cases: Array<{ servername: string | undefined; upstream: string; port: number; want: string }> = [
+    { servername: undefined, upstream: '9.9.9.9:443', port: 443, want: '9.9.9.9' },
+    { servername: undefined, upstream: '127.0.0.1:8443', port: 8443, want: '127.0.0.1:8443' },
+    { servername: undefined, upstream: '[2620:fe::fe]:443', port: 443, want: '[2620:fe::fe]' },
+    { servername: 'dns.quad9.net', upstream: '9.9.9.9:443', port: 443, want: 'dns.quad9.net' },
+    { servername: 'localhost', upstream: '127.0.0.1:8443', port: 8443, want: 'localhost:8443' },
+  ];
+  for (const c of cases) {
+    it(`${c.servername ?? 'no name'}, ${c.upstream}: ${c.want}`, () => {
+      assert.equal(dohAuthority(c.servername, c.upstream, c.port), c.want);
     });
   }
 });
