@@ -19,6 +19,8 @@ export function missing(binary: string, debianPackage: string): string | undefin
 
 /** One query as named's query log shows it. */
 export interface LoggedQuery {
+  /** The address the query came from. */
+  client: string;
   name: string;
   type: string;
   /** named's flag string: "+" recursion desired, "E(0)" EDNS, "T" TCP, "D" DO, "C" CD. */
@@ -34,7 +36,7 @@ export function parseQueryLog(line: string, at = Date.now()): LoggedQuery | unde
   const m = QUERY_LINE.exec(line);
   if (!m) return undefined;
   const flags = m[5] as string;
-  return { name: (m[3] as string).toLowerCase(), type: m[4] as string, flags, tcp: flags.includes('T'), clientPort: Number(m[2]), at };
+  return { client: m[1] as string, name: (m[3] as string).toLowerCase(), type: m[4] as string, flags, tcp: flags.includes('T'), clientPort: Number(m[2]), at };
 }
 
 export interface NamedOptions {

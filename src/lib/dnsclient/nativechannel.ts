@@ -61,6 +61,8 @@ export class NativeUdpChannel extends UdpChannelBase {
     port: number,
     upstream: string,
     context: ChannelContext,
+    /** Bind here rather than to any address (forward's source_address). */
+    localAddress?: string,
   ) {
     super(upstream, context);
     this.buffers = sharedBuffers(addon);
@@ -69,7 +71,7 @@ export class NativeUdpChannel extends UdpChannelBase {
     let failure: Error | undefined;
     try {
       const { rx, meta, tx, txmeta } = this.buffers;
-      socket = addon.open(v6 ? 6 : 4, v6 ? '::' : '0.0.0.0', 0, rx, meta, tx, txmeta, this.onBatch);
+      socket = addon.open(v6 ? 6 : 4, localAddress ?? (v6 ? '::' : '0.0.0.0'), 0, rx, meta, tx, txmeta, this.onBatch);
       this.capacity = addon.setReceiveBuffer(socket, UPSTREAM_RECEIVE_BUFFER);
       const rc = addon.connect(socket, host, port);
       if (rc !== 0) failure = errnoError(rc, 'connect');

@@ -47,6 +47,14 @@ export interface ConnLifetime {
   now?: () => number;
 }
 
+/** How a StreamTransport dials and pools, beyond its upstream's address. */
+export interface StreamOptions {
+  /** Bind connections to this address (forward's source_address). */
+  localAddress?: string;
+  /** Keep at most this many idle connections open (forward's max_idle_conns); 0: no limit. */
+  maxIdleConns?: number;
+}
+
 /** A connection's own lifetime in ms, given the configured one and a draw `r` in [0, 1). */
 export function jitteredAgeMs(maxAgeMs: number, r: number): number {
   return maxAgeMs * (1 - RETIRE_JITTER * r);
@@ -93,6 +101,9 @@ class StreamConn {
     onSession: (s: Buffer) => void,
     private readonly onClosed: (c: StreamConn) => void,
     private readonly now: () => number,
+    /** Called when the last query in flight is settled and the connection stays open. */
+    private readonly onIdle: (c: StreamConn) => void,
+    localAddress: string | undefined,
   ) {
     this.lastActive = now();
     this.pending = new PendingQueries(proto, upstream);
@@ -100,6 +111,8 @@ class StreamConn {
       const sock = tls().connect({
         host,
         port,
+        // With a source address the TCP connection is made here, bound, and TLS runs over it.
+        socket: localAddress === undefined ? undefined : net.connect({ host, port, localAddress }),
         // SNI must not carry an IP address (RFC 6066 3); without a name, Node checks the IP SAN.
         servername: tlsSettings.servername,
         ca: tlsSettings.ca,
@@ -112,7 +125,7 @@ class StreamConn {
       sock.on('session', onSession);
       this.socket = sock;
     } else {
-      this.socket = net.connect({ host, port }, () => this.onConnect());
+      this.socket = net.connect({ host, port, localAddress }, () => this.onConnect());
     }
     this.socket.setNoDelay(true);
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -155,7 +168,9 @@ class StreamConn {
     this.lastActive = this.now();
     const { wire, reply } = this.pending.add(query, questionEnd, timeoutMs, () => {
       this.lastActive = this.now();
-      if (this.retiring && this.pending.size === 0) this.close();
+      if (this.pending.size > 0) return;
+      if (this.retiring) this.close();
+      else if (!this.closed) this.onIdle(this);
     });
     if (this.written > 0) this.reusedQueries.add(wire);
     this.written++;
@@ -214,6 +229,7 @@ export class StreamTransport {
     private readonly expireMs: number,
     private readonly counters?: ConnCounters,
     private readonly lifetime: ConnLifetime = { maxAgeMs: 0, maxQueries: 0 },
+    private readonly dial: StreamOptions = {},
   ) {
     this.now = lifetime.now ?? Date.now;
     this.random = lifetime.random ?? Math.random;
@@ -268,6 +284,8 @@ export class StreamTransport {
         this.conns = this.conns.filter((x) => x !== c);
       },
       this.now,
+      this.onIdle,
+      this.dial.localAddress,
     );
     const { maxAgeMs, maxQueries } = this.lifetime;
     if (maxAgeMs > 0) conn.retireAt = conn.lastActive + jitteredAgeMs(maxAgeMs, this.random());
@@ -276,6 +294,18 @@ export class StreamTransport {
     this.armIdleTimer();
     return conn;
   }
+
+  /**
+   * A connection has nothing in flight: with max_idle_conns, it closes when as many idle ones are
+   * open already (CoreDNS closes a connection given back to a full pool the same way).
+   */
+  private readonly onIdle = (conn: StreamConn): void => {
+    const max = this.dial.maxIdleConns ?? 0;
+    if (max <= 0) return;
+    let idle = 0;
+    for (const c of this.conns) if (c !== conn && !c.closed && c.inFlight === 0) idle++;
+    if (idle >= max) conn.close();
+  };
 
   private armIdleTimer(): void {
     if (this.idleTimer || this.expireMs === 0) return;

@@ -30,7 +30,7 @@ class UdpChannel extends UdpChannelBase {
   private connected = false;
   private readonly connecting: Promise<void>;
 
-  constructor(host: string, port: number, upstream: string, context: ChannelContext) {
+  constructor(host: string, port: number, upstream: string, context: ChannelContext, localAddress?: string) {
     super(upstream, context);
     // node asks the kernel for the buffer once the socket is bound (connect binds it); the kernel
     // doubles the figure, as the native socket's setReceiveBuffer accounts for.
@@ -49,14 +49,22 @@ class UdpChannel extends UdpChannelBase {
       // Node hands a failed connect (no route, no IPv6 on this node) to this callback, not to
       // 'error'. The socket is then unconnected, where send() wants an address: the channel is
       // done, and the queries waiting on it fail as the kernel said.
-      this.socket.connect(port, host, (err?: Error | null) => {
-        if (err) this.fail(err);
-        else {
-          this.connected = true;
-          this.capacity = this.socket.getRecvBufferSize();
-        }
-        resolve();
-      });
+      const connect = (): void =>
+        this.socket.connect(port, host, (err?: Error | null) => {
+          if (err) this.fail(err);
+          else {
+            this.connected = true;
+            this.capacity = this.socket.getRecvBufferSize();
+          }
+          resolve();
+        });
+      // forward's source_address: bound first, so connect keeps that address. A bind that fails
+      // (an address this node does not have) comes as 'error' before connecting, failing the channel.
+      if (localAddress === undefined) connect();
+      else {
+        this.socket.once('error', () => resolve());
+        this.socket.bind({ address: localAddress, port: 0, exclusive: true }, connect);
+      }
     });
   }
 
@@ -116,6 +124,8 @@ export class UdpTransport {
     private readonly counters?: ConnCounters,
     /** Present: a query whose reply is late is sent again (retransmit.ts), each copy counted in `resent`. */
     retransmit?: { resent?: { inc(): void } },
+    /** The address sockets are bound to before connecting (forward's source_address); default: the kernel's choice. */
+    private readonly localAddress?: string,
   ) {
     this.estimator = retransmit ? new RttEstimator() : undefined;
     this.context = { estimator: this.estimator, resent: retransmit?.resent };
@@ -151,7 +161,9 @@ export class UdpTransport {
    */
   private open(): UdpChannelBase {
     const addon = this.expireMs > 0 ? nativeUdp() : null;
-    return addon ? new NativeUdpChannel(addon, this.host, this.port, this.upstream, this.context) : new UdpChannel(this.host, this.port, this.upstream, this.context);
+    return addon
+      ? new NativeUdpChannel(addon, this.host, this.port, this.upstream, this.context, this.localAddress)
+      : new UdpChannel(this.host, this.port, this.upstream, this.context, this.localAddress);
   }
 
   /** Closes the socket when nothing used it for `expireMs`, so idle upstreams hold no descriptors. */

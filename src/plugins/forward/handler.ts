@@ -18,13 +18,11 @@ import type { Logger } from '../../server/log.js';
 import { policyByName, shuffled, type Policy } from '../pkg/policy.js';
 import { HealthCheck } from './health.js';
 import { UpstreamCells, type ForwardMetrics } from './metrics.js';
-import type { ForwardOptions } from './options.js';
-import type { UpstreamSpec } from '../pkg/upstreams.js';
+import { DEFAULTS, type ForwardOptions } from './options.js';
+import type { ForwardUpstream } from './upstreams.js';
 
 /** CoreDNS's budget for one client query across all upstreams tried. */
 export const REQUEST_DEADLINE_MS = 5000;
-/** CoreDNS's read timeout for one exchange with one upstream. */
-export const EXCHANGE_TIMEOUT_MS = 2000;
 /** CoreDNS's health check read timeout. */
 export const HEALTH_TIMEOUT_MS = 1000;
 /**
@@ -36,7 +34,6 @@ const TURNS_AT_LIMIT = 4;
 
 export interface Timing {
   deadlineMs: number;
-  exchangeTimeoutMs: number;
   healthTimeoutMs: number;
 }
 
@@ -49,24 +46,27 @@ export class Upstream {
   looping?: string;
 
   constructor(
-    readonly spec: UpstreamSpec,
+    readonly spec: ForwardUpstream,
     opts: ForwardOptions,
     metrics: ForwardMetrics,
     timing: Timing,
     log: Logger,
   ) {
-    const tls = spec.scheme === 'tls' ? { servername: opts.tlsServername, ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : undefined;
+    // The upstream's own name (tls://IP%NAME) or the block's tls_servername, never both (options.ts).
+    const servername = spec.serverName ?? opts.tlsServername;
+    const tls = spec.scheme !== 'dns' ? { servername, ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : undefined;
     const to = labelFor(spec);
     this.cells = new UpstreamCells(metrics, to);
     // A lost datagram is sent again within the exchange (dnsclient/retransmit.ts), not after its 2 s.
     this.client = new DnsClient(
-      { host: spec.host, port: spec.port, tls },
+      { host: spec.host, port: spec.port, tls, doh: spec.scheme === 'https' ? { method: opts.dohMethod } : undefined, localAddress: opts.sourceAddress },
       {
         expireMs: opts.expireMs,
         counters: (proto) => this.cells.connCounters(proto),
         retransmit: true,
         resent: this.cells.retransmits,
         connLifetime: { maxAgeMs: opts.maxAgeMs, maxQueries: opts.maxTcpQueries },
+        maxIdleConns: opts.maxIdleConns,
       },
     );
     const hcQuery = buildQuery(nameToWire(opts.healthCheck.domain), RRType.NS, DnsClass.IN, { rd: opts.healthCheck.recursionDesired });
@@ -103,7 +103,7 @@ export class Upstream {
 }
 
 /** How CoreDNS labels an upstream: host:port, without the scheme. */
-export function labelFor(spec: UpstreamSpec): string {
+export function labelFor(spec: ForwardUpstream): string {
   return spec.host.includes(':') ? `[${spec.host}]:${spec.port}` : `${spec.host}:${spec.port}`;
 }
 
@@ -122,17 +122,22 @@ export class Forwarder implements Plugin {
   readonly upstreams: Upstream[];
   private readonly policy: Policy;
   private readonly nextRcodes: ReadonlySet<number>;
+  private readonly failoverRcodes: ReadonlySet<number>;
+  /** max_connect_attempts: failed exchanges after which a query gets SERVFAIL; 0: no cap. */
+  private readonly maxFailedExchanges: number;
   private inFlight = 0;
 
   constructor(
     readonly options: ForwardOptions,
     private readonly metrics: ForwardMetrics,
     private readonly log: Logger,
-    private readonly timing: Timing = { deadlineMs: REQUEST_DEADLINE_MS, exchangeTimeoutMs: EXCHANGE_TIMEOUT_MS, healthTimeoutMs: HEALTH_TIMEOUT_MS },
+    private readonly timing: Timing = { deadlineMs: REQUEST_DEADLINE_MS, healthTimeoutMs: HEALTH_TIMEOUT_MS },
   ) {
     this.upstreams = options.upstreams.map((s) => new Upstream(s, options, metrics, timing, log));
     this.policy = policyByName(options.policy);
     this.nextRcodes = new Set(options.next);
+    this.failoverRcodes = new Set(options.failover);
+    this.maxFailedExchanges = options.maxConnectAttempts ?? DEFAULTS.connectAttemptsPerUpstream * options.upstreams.length;
   }
 
   /** Queries in flight right now (bounded by max_concurrent). */
@@ -220,10 +225,16 @@ export class Forwarder implements Plugin {
       const { order: first, broken } = this.attemptOrder();
       const refused = this.refusal(req, first, broken);
       if (refused) return refused;
-      const deadline = Date.now() + this.timing.deadlineMs;
+      const readTimeoutMs = this.options.readTimeoutMs;
+      // A read_timeout beyond the 5 s budget still gets its whole time for the first exchange (as
+      // CoreDNS, whose deadline only stops new attempts); the others share what is left.
+      const deadline = Date.now() + Math.max(this.timing.deadlineMs, readTimeoutMs);
       let lastError: unknown;
+      let failedExchanges = 0;
+      /** The last reply with a `failover` RCODE, returned when no later upstream answers. */
+      let held: { upstream: Upstream; wire: Buffer; rcode: number } | undefined;
       let order = first;
-      while (order.length > 0) {
+      rounds: while (order.length > 0) {
         /** Upstreams of this round that did not answer in time: maybe a datagram was lost. */
         const timedOut: Upstream[] = [];
         for (const u of order) {
@@ -233,7 +244,7 @@ export class Forwarder implements Plugin {
           // One upstream, one query: the request's own bytes (a plugin before us that wants to
           // change what goes upstream derives a new request), over the client's transport unless
           // force_tcp or prefer_udp say otherwise; a truncated UDP reply is asked again over TCP.
-          const timeoutMs = Math.min(this.timing.exchangeTimeoutMs, left);
+          const timeoutMs = Math.min(readTimeoutMs, left);
           const proto = this.protoFor(req);
           // performance.now() rather than hrtime.bigint(): no BigInt to allocate per exchange.
           const started = performance.now();
@@ -250,27 +261,48 @@ export class Forwarder implements Plugin {
             lastError = e;
             if (this.options.maxFails > 0) u.health.trigger();
             if (e instanceof ExchangeError && e.kind === 'timeout') timedOut.push(u);
+            failedExchanges++;
+            // max_connect_attempts: the query has cost the upstreams enough.
+            if (this.maxFailedExchanges > 0 && failedExchanges >= this.maxFailedExchanges) break rounds;
             continue;
           }
           const rcode = replyRcode(wire);
           // Recorded under the reply's RCODE, as CoreDNS does; an exchange with no reply records none.
           u.cells.duration(rcode).observe((performance.now() - started) / 1e3);
           u.cells.response(rcode).inc();
-          req.metadata.set('forward/upstream', u.label);
-          if (this.nextRcodes.has(rcode)) {
-            const fromNext = await next(req);
-            if (fromNext) return fromNext;
+          // failover: this upstream answered, but not usefully; the next one is asked, and this
+          // reply is the answer only if none answers after it. It is not asked again.
+          if (this.failoverRcodes.has(rcode)) {
+            held = { upstream: u, wire, rcode };
+            continue;
           }
-          return Reply.fromWire(wire, rcode);
+          return this.answer(req, next, u, wire, rcode);
         }
         order = this.retryOrder(timedOut, broken, deadline);
       }
+      // Every upstream was asked: the last failover reply is the upstreams' answer (CoreDNS returns
+      // it only when the last exchange was the one that gave it, SERVFAIL of its own otherwise).
+      if (held) return this.answer(req, next, held.upstream, held.wire, held.rcode);
       const why = lastError === undefined ? 'no healthy upstreams' : describe(lastError);
       this.log.debug(`${req.qname} ${req.qtype}: ${why}`);
       return errorReply(req, RCode.SERVFAIL, new PluginError('forward', RCode.SERVFAIL, why));
     } finally {
       this.inFlight--;
     }
+  }
+
+  /**
+   * The reply `u` gave goes to the client, unless `next` lists its RCODE or it is NODATA with
+   * `next_on_nodata`: then the next plugin (typically another forward) gets the query, and this
+   * reply is returned only if that plugin has none.
+   */
+  private answer(req: DnsRequest, next: Next, u: Upstream, wire: Buffer, rcode: number): MaybePromise<Reply | undefined> {
+    req.metadata.set('forward/upstream', u.label);
+    const nodata = this.options.nextOnNodata && rcode === RCode.NOERROR && readU16(wire, 6) === 0;
+    if (!nodata && !this.nextRcodes.has(rcode)) return Reply.fromWire(wire, rcode);
+    const fromNext = next(req);
+    if (fromNext instanceof Promise) return fromNext.then((r) => r ?? Reply.fromWire(wire, rcode));
+    return fromNext ?? Reply.fromWire(wire, rcode);
   }
 
   /**

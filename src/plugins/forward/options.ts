@@ -6,7 +6,8 @@ import { RCode } from '../../lib/dns/types.js';
 import { cidrToReverseZones, fqdn, isValidDomainName, lowerName } from '../../lib/dns/name.js';
 import { POLICY_NAMES, type PolicyName } from '../pkg/policy.js';
 import { parseMaxTcpQueries } from '../pkg/maxtcpqueries.js';
-import { parseUpstream, type UpstreamSpec } from '../pkg/upstreams.js';
+import net from 'node:net';
+import { parseForwardUpstream, type ForwardUpstream } from './upstreams.js';
 
 /** CoreDNS's limit on TO addresses. */
 export const MAX_UPSTREAMS = 15;
@@ -22,7 +23,7 @@ export interface ForwardOptions {
   from: string;
   /** Names below `from` that are not forwarded (passed to the next plugin). */
   except: string[];
-  upstreams: UpstreamSpec[];
+  upstreams: ForwardUpstream[];
   forceTcp: boolean;
   preferUdp: boolean;
   /** Reused connections close after this long unused. */
@@ -33,6 +34,19 @@ export interface ForwardOptions {
   maxTcpQueries: number;
   /** Failed health checks before an upstream is skipped; 0 turns health checking off. */
   maxFails: number;
+  /** How long one exchange with one upstream waits for its reply (CoreDNS `read_timeout`). */
+  readTimeoutMs: number;
+  /** Idle TCP/TLS connections kept per upstream for reuse; 0: no limit. */
+  maxIdleConns: number;
+  /**
+   * Failed exchanges one query may make before it gets SERVFAIL; 0: no cap (only the 5 s deadline);
+   * undefined: CoreDNS's default, twice the number of upstreams.
+   */
+  maxConnectAttempts?: number;
+  /** The address every socket to the upstreams is bound to (health checks included). */
+  sourceAddress?: string;
+  /** How DNS-over-HTTPS upstreams are asked. */
+  dohMethod: 'GET' | 'POST';
   tls: TlsFiles;
   tlsServername?: string;
   policy: PolicyName;
@@ -41,6 +55,10 @@ export interface ForwardOptions {
   maxConcurrent: number;
   /** Upstream RCODEs that hand the query to the next plugin instead. */
   next: number[];
+  /** A NOERROR reply without answers (NODATA) hands the query to the next plugin as well. */
+  nextOnNodata: boolean;
+  /** Upstream RCODEs after which the next upstream is asked (the last one's reply is returned). */
+  failover: number[];
   failfastAllUnhealthy: boolean;
 }
 
@@ -48,6 +66,9 @@ export const DEFAULTS = {
   expireMs: 10_000,
   maxFails: 2,
   healthCheckMs: 500,
+  readTimeoutMs: 2000,
+  /** Failed exchanges per query, per upstream (CoreDNS's defaultConnectAttemptsPerUpstream). */
+  connectAttemptsPerUpstream: 2,
 } as const;
 
 /** Reads a file named in the Corefile (already resolved against its folder); undefined if unreadable. */
@@ -110,12 +131,35 @@ function parseHealthCheck(prop: Directive): ForwardOptions['healthCheck'] {
   return hc;
 }
 
-function parseNext(prop: Directive): number[] {
+function parseRcodes(prop: Directive): number[] {
   return expectArgs(prop, 1).map((a) => {
     const code = RCODE_BY_NAME.get(a.toUpperCase());
     if (code === undefined) return invalidArg(prop, a, 'not an RCODE name (such as NXDOMAIN, SERVFAIL, REFUSED)');
     return code;
   });
+}
+
+function parseFailover(prop: Directive): number[] {
+  const codes = parseRcodes(prop);
+  // A NOERROR reply is an answer: failing over on it would ask every upstream every time.
+  const i = codes.indexOf(RCode.NOERROR);
+  if (i >= 0) invalidArg(prop, prop.args[i] as string, 'NOERROR cannot be used in failover');
+  return codes;
+}
+
+function parseDohMethod(prop: Directive): 'GET' | 'POST' {
+  const [method] = expectArgs(prop, 1, 1) as [string];
+  // Upper case only, as CoreDNS (HTTP method names are case-sensitive).
+  if (method !== 'GET' && method !== 'POST') invalidArg(prop, method, 'expected GET or POST');
+  return method;
+}
+
+function parseSourceAddress(prop: Directive): string {
+  const [ip] = expectArgs(prop, 1, 1) as [string];
+  if (!net.isIP(ip)) invalidArg(prop, ip, 'not an IP address');
+  // An IPv4-mapped IPv6 address is the IPv4 address, as Go's net.ParseIP reads it for CoreDNS.
+  const mapped = /^::ffff:([0-9.]+)$/i.exec(ip);
+  return mapped && net.isIPv4(mapped[1] as string) ? (mapped[1] as string) : ip;
 }
 
 function parsePolicy(prop: Directive): PolicyName {
@@ -131,14 +175,36 @@ function flag(prop: Directive): true {
   return true;
 }
 
+/** As CoreDNS: a block-wide tls_servername and a per-upstream `%NAME` would contradict each other. */
+function checkServerNames(o: ForwardOptions, prop: Directive | undefined): void {
+  if (!prop) return;
+  const named = o.upstreams.find((u) => u.serverName !== undefined);
+  if (named) {
+    throw CorefileError.at(argPosition(prop, 0), `tls_servername "${o.tlsServername}" and the upstream's own server name "${named.serverName}" (${named.scheme}://${named.host}) are both set; keep one`);
+  }
+}
+
+/**
+ * A source address of one family cannot reach an upstream of the other: every exchange with it
+ * would fail. CoreDNS lets that load and fail at query time; kdns names the upstream at once.
+ */
+function checkSourceFamily(o: ForwardOptions, prop: Directive | undefined): void {
+  if (!prop || o.sourceAddress === undefined) return;
+  const family = net.isIP(o.sourceAddress);
+  const other = o.upstreams.find((u) => net.isIP(u.host) !== family);
+  if (other) {
+    throw CorefileError.at(argPosition(prop, 0), `source_address ${o.sourceAddress} is IPv${family}, but upstream ${other.host} is not: it could never be reached`);
+  }
+}
+
 export function parseForward(d: Directive, read: FileReader, resolvePath: (p: string) => string): ForwardOptions {
   if (d.args.length < 2) {
     throw CorefileError.at(d, `wrong argument count for "forward": expected FROM and at least one TO, got ${d.args.length}`);
   }
   const from = zoneArg(d, 0, 'FROM zone');
-  const upstreams: UpstreamSpec[] = [];
+  const upstreams: ForwardUpstream[] = [];
   d.args.slice(1).forEach((arg, k) => {
-    const parsed = parseUpstream(arg, (p) => read(resolvePath(p))?.toString('utf8'));
+    const parsed = parseForwardUpstream(arg, (p) => read(resolvePath(p))?.toString('utf8'));
     if (typeof parsed === 'string') throw CorefileError.at(argPosition(d, k + 1), `invalid upstream "${arg}" for "forward": ${parsed}`);
     upstreams.push(...parsed);
   });
@@ -155,14 +221,21 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
     maxAgeMs: 0,
     maxTcpQueries: 0,
     maxFails: DEFAULTS.maxFails,
+    readTimeoutMs: DEFAULTS.readTimeoutMs,
+    maxIdleConns: 0,
+    dohMethod: 'POST',
     tls: {},
     policy: 'random',
     healthCheck: { intervalMs: DEFAULTS.healthCheckMs, recursionDesired: true, domain: '.' },
     maxConcurrent: 0,
     next: [],
+    nextOnNodata: false,
+    failover: [],
     failfastAllUnhealthy: false,
   };
   let maxAgeProp: Directive | undefined;
+  let serverNameProp: Directive | undefined;
+  let sourceProp: Directive | undefined;
   for (const prop of blockProperties(d, 'forward')) {
     switch (prop.name) {
       case 'except':
@@ -192,6 +265,23 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
         break;
       case 'tls_servername':
         o.tlsServername = (expectArgs(prop, 1, 1) as [string])[0];
+        serverNameProp = prop;
+        break;
+      case 'read_timeout':
+        o.readTimeoutMs = parseDuration((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), 'read_timeout', { minMs: 1 });
+        break;
+      case 'max_idle_conns':
+        o.maxIdleConns = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_idle_conns', min: 0 });
+        break;
+      case 'max_connect_attempts':
+        o.maxConnectAttempts = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_connect_attempts', min: 0 });
+        break;
+      case 'source_address':
+        o.sourceAddress = parseSourceAddress(prop);
+        sourceProp = prop;
+        break;
+      case 'doh_method':
+        o.dohMethod = parseDohMethod(prop);
         break;
       case 'policy':
         o.policy = parsePolicy(prop);
@@ -203,7 +293,13 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
         o.maxConcurrent = parseIntArg((expectArgs(prop, 1, 1) as [string])[0], argPosition(prop, 0), { what: 'max_concurrent', min: 0 });
         break;
       case 'next':
-        o.next = parseNext(prop);
+        o.next = parseRcodes(prop);
+        break;
+      case 'next_on_nodata':
+        o.nextOnNodata = flag(prop);
+        break;
+      case 'failover':
+        o.failover = parseFailover(prop);
         break;
       case 'failfast_all_unhealthy_upstreams':
         o.failfastAllUnhealthy = flag(prop);
@@ -216,5 +312,7 @@ export function parseForward(d: Directive, read: FileReader, resolvePath: (p: st
   if (maxAgeProp && o.maxAgeMs > 0 && o.maxAgeMs < o.expireMs) {
     throw CorefileError.at(argPosition(maxAgeProp, 0), `max_age (${formatDuration(o.maxAgeMs)}) must not be less than expire (${formatDuration(o.expireMs)})`);
   }
+  checkServerNames(o, serverNameProp);
+  checkSourceFamily(o, sourceProp);
   return o;
 }
