@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../lib/corefile/ast.js';
 import { keyPort, parseCorefile, parseServerKey } from '../lib/corefile/parser.js';
 import { PLUGINS, type PluginModule } from '../plugins/registry.js';
-import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings } from './plugin.js';
+import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings, ConnectionTimeouts } from './plugin.js';
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';
 import { removedDirective, unavailableDirective } from './obsolete.js';
 import type { DnsRequest } from './request.js';
@@ -39,6 +39,8 @@ export interface ListenSpec {
   debug: boolean;
   /** `timeouts maxtcpqueries` of its blocks (the smallest): queries per client TCP/TLS connection. */
   maxTcpQueries?: number;
+  /** `timeouts read|write|idle` of its blocks, each the smallest any block sets. */
+  timeouts: ConnectionTimeouts;
 }
 
 export interface ConfigInstance {
@@ -223,7 +225,7 @@ export function groupListeners(blocks: LoadedBlock[], worker = 0): ListenSpec[] 
       const key = `${b.transport}|${address}|${b.info.port}`;
       let spec = specs.get(key);
       if (!spec) {
-        spec = { transport: b.transport, address, port: b.info.port, zones: new Map(), debug: false };
+        spec = { transport: b.transport, address, port: b.info.port, zones: new Map(), debug: false, timeouts: {} };
         specs.set(key, spec);
       }
       for (const zone of b.info.zones) {
@@ -236,6 +238,7 @@ export function groupListeners(blocks: LoadedBlock[], worker = 0): ListenSpec[] 
       if (b.info.settings.debug) spec.debug = true;
       const cap = b.info.settings.maxTcpQueries;
       if (cap && (spec.maxTcpQueries === undefined || cap < spec.maxTcpQueries)) spec.maxTcpQueries = cap;
+      spec.timeouts = smallestTimeouts(spec.timeouts, b.info.settings.connectionTimeouts);
       sockets.set(spec, Math.max(sockets.get(spec) ?? 1, b.info.settings.sockets ?? 1));
     }
   }
@@ -276,3 +279,14 @@ function nextLabelDot(name: string): number {
   return -1;
 }
 
+
+/**
+ * Each timeout the smallest of `a` and `b` that sets it. Blocks that share a listener share its
+ * connections, and the strictest block's limit is the one its operator can rely on (CoreDNS
+ * takes whichever block it reads last).
+ */
+export function smallestTimeouts(a: ConnectionTimeouts, b: ConnectionTimeouts | undefined): ConnectionTimeouts {
+  if (!b) return a;
+  const pick = (x: number | undefined, y: number | undefined): number | undefined => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  return { readMs: pick(a.readMs, b.readMs), writeMs: pick(a.writeMs, b.writeMs), idleMs: pick(a.idleMs, b.idleMs) };
+}

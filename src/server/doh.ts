@@ -148,7 +148,9 @@ export function listenHttps(
   };
   return listenHandoff('https', address, port, limits, settings, (s) => {
     if (!s) {
-      const plain = http.createServer({ keepAliveTimeout: limits.idleTimeoutMs, headersTimeout: limits.idleTimeoutMs }, onRequest);
+      // `timeouts read` bounds receiving a request (Go's http.Server ReadTimeout), `idle` the
+      // wait for the next one on a kept-alive connection.
+      const plain = http.createServer({ keepAliveTimeout: limits.idleTimeoutMs, headersTimeout: limits.readTimeoutMs, requestTimeout: limits.readTimeoutMs }, onRequest);
       return (socket) => plain.emit('connection', socket);
     }
     // HTTP/2 is what DoH clients prefer (RFC 8484 recommends it); HTTP/1.1 stays for curl and scripts.

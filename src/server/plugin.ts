@@ -48,6 +48,16 @@ export interface Plugin {
   observeUnrouted?(req: DnsRequest, reply: Reply): void;
 }
 
+/** `timeouts read|write|idle` in ms; what a block leaves unset keeps the server's default. */
+export interface ConnectionTimeouts {
+  /** From the connect to the first complete query. */
+  readMs?: number;
+  /** Longest an answer may wait unsent because the client does not read. */
+  writeMs?: number;
+  /** Between the last query or answer and the next complete query. */
+  idleMs?: number;
+}
+
 /** Settings that belong to a server block as a whole and that some plugins set (bind, bufsize). */
 export interface BlockSettings {
   /** Addresses to listen on; empty = all (0.0.0.0 and ::). Set by `bind`. */
@@ -58,6 +68,8 @@ export interface BlockSettings {
   tls?: TlsSettings;
   /** Set by `timeouts maxtcpqueries`: a client's TCP/TLS connection is closed after this many queries. */
   maxTcpQueries?: number;
+  /** Set by `timeouts read|write|idle` (ms): the TCP, DNS-over-TLS and DNS-over-HTTPS timeouts. */
+  connectionTimeouts?: ConnectionTimeouts;
   /** Set by `multisocket`: how many workers serve the block (each with its own sockets). */
   sockets?: number;
 }

@@ -201,9 +201,16 @@ export class KdnsServer implements ServerControl {
     return { spec, dispatcher, sockets: [udp, tcp] };
   }
 
-  /** The server's TCP limits with the listener's own query cap (`timeouts maxtcpqueries`). */
+  /** The server's TCP limits with the listener's own query cap and timeouts (`timeouts`). */
   private limitsFor(spec: ListenSpec): TcpLimits {
-    return spec.maxTcpQueries ? { ...this.tcpLimits, maxQueriesPerConnection: spec.maxTcpQueries } : this.tcpLimits;
+    const t = spec.timeouts;
+    return {
+      ...this.tcpLimits,
+      ...(spec.maxTcpQueries ? { maxQueriesPerConnection: spec.maxTcpQueries } : {}),
+      ...(t.readMs !== undefined ? { readTimeoutMs: t.readMs } : {}),
+      ...(t.idleMs !== undefined ? { idleTimeoutMs: t.idleMs } : {}),
+      ...(t.writeMs !== undefined ? { stalledTimeoutMs: t.writeMs } : {}),
+    };
   }
 
   private warnCleartext(spec: ListenSpec): void {

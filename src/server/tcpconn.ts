@@ -6,9 +6,10 @@
 //   connection at most QUERIES_PER_SLICE before the next one ready gets its slice. A client that
 //   pipelines thousands of queries in one write is paused while its queries wait their turn.
 // - A connection whose unsent answers exceed pauseQueuedBytes is not read until they drain
-//   (a client that does not read its answers stops being served), and is closed when they
-//   have not drained within stalledTimeoutMs.
-// - A connection with no complete query for idleTimeoutMs is closed; at maxConnections a new
+//   (a client that does not read its answers stops being served), and a connection with answers
+//   unsent for stalledTimeoutMs (`timeouts write`) is closed.
+// - A connection with no complete query within readTimeoutMs of its connect (`timeouts read`),
+//   or for idleTimeoutMs after its last query or answer (`timeouts idle`), is closed; at maxConnections a new
 //   connection closes the one idle for longest (idle or stuck half-way through a frame, RFC 7766
 //   §6.2.3), and is refused only when every open connection has work under way.
 
@@ -19,7 +20,9 @@ import type { ClientInfo } from './request.js';
 import { isPromise } from './promise.js';
 
 export interface TcpLimits {
-  /** Close a connection with no complete query for this long (ms). */
+  /** Close a connection with no complete query this long after its connect (ms; `timeouts read`). */
+  readTimeoutMs: number;
+  /** Close a connection with no complete query this long after its last query or answer (ms; `timeouts idle`). */
   idleTimeoutMs: number;
   /** Open connections at most; beyond, a new one replaces the idlest, or is refused. */
   maxConnections: number;
@@ -27,7 +30,7 @@ export interface TcpLimits {
   maxInflightPerConnection: number;
   /** Stop reading a connection while more than this many bytes of its answers are unsent. */
   pauseQueuedBytes: number;
-  /** Close a connection whose unsent answers stay above pauseQueuedBytes this long (ms). */
+  /** Close a connection whose answers stay unsent this long (ms; `timeouts write`). */
   stalledTimeoutMs: number;
   /** Close a connection at once when this much is unsent (answers that were under way when it paused). */
   maxQueuedBytes: number;
@@ -38,7 +41,9 @@ export interface TcpLimits {
   maxQueriesPerConnection: number;
 }
 
+/** read 3 s, write 5 s and idle 10 s are CoreDNS 1.14's defaults (core/dnsserver). */
 export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  readTimeoutMs: 3_000,
   idleTimeoutMs: 10_000,
   maxConnections: 1000,
   maxInflightPerConnection: 128,
@@ -172,8 +177,10 @@ const scheduler = new TurnScheduler();
 export class TcpConnection {
   queued = false;
   closed = false;
-  /** performance.now() of the last complete query (or of the connect). */
+  /** performance.now() of the last complete query or answer written (or of the connect). */
   lastQueryAt = performance.now();
+  /** Queries taken from this connection: until the first, the read timeout applies, then the idle one. */
+  served = 0;
   /** Neighbours in its ConnectionTable's age order (older towards the head). */
   older: TcpConnection | undefined;
   younger: TcpConnection | undefined;
@@ -190,8 +197,6 @@ export class TcpConnection {
    */
   private own: Buffer | undefined;
   private inflight = 0;
-  /** Queries taken from this connection, for the cap. */
-  private served = 0;
   private stallTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -268,10 +273,7 @@ export class TcpConnection {
   blocked(): boolean {
     const s = this.socket;
     // needDrain: a write said "full", so 'drain' will come and serve this connection again.
-    if (s.writableNeedDrain && s.writableLength > this.limits.pauseQueuedBytes) {
-      this.stallTimer ??= setTimeout(() => s.destroy(), this.limits.stalledTimeoutMs);
-      return true;
-    }
+    if (s.writableNeedDrain && s.writableLength > this.limits.pauseQueuedBytes) return true;
     return this.inflight >= this.limits.maxInflightPerConnection;
   }
 
@@ -336,7 +338,11 @@ export class TcpConnection {
     this.inflight++;
     const settle = (answer: Buffer | undefined): void => {
       this.inflight--;
-      if (answer) this.write([answer], answer.length + 2);
+      if (answer) {
+        this.write([answer], answer.length + 2);
+        // Idleness counts from the answer too: a slow upstream does not eat the client's idle time.
+        if (!this.closed) this.onQuery(this);
+      }
       this.closeIfCapped();
       if (!this.closed) scheduler.offer(this);
     };
@@ -353,8 +359,28 @@ export class TcpConnection {
       a.copy(frames, p + 2);
       p += a.length + 2;
     }
-    this.socket.write(frames);
-    if (this.socket.writableLength > this.limits.maxQueuedBytes) this.socket.destroy();
+    const s = this.socket;
+    s.write(frames);
+    if (s.writableLength > this.limits.maxQueuedBytes) s.destroy();
+    else if (s.writableLength > 0) this.watchUnsent();
+  }
+
+  /**
+   * Answers the kernel would not take (the client does not read) must leave within the write
+   * timeout, as each write must finish within Go's write deadline: what was unsent when the
+   * timer started has to be out when it fires, or the connection goes. Later answers get a
+   * timer of their own; 'drain' clears it.
+   */
+  private watchUnsent(): void {
+    if (this.stallTimer !== undefined) return;
+    const s = this.socket;
+    const flushed = (): number => s.bytesWritten - s.writableLength;
+    const mustReach = s.bytesWritten;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      if (flushed() < mustReach) s.destroy();
+      else if (s.writableLength > 0) this.watchUnsent();
+    }, this.limits.stalledTimeoutMs);
   }
 
   private clearStall(): void {
@@ -486,7 +512,7 @@ export class ConnectionTable {
   private closedAll = false;
 
   constructor(private readonly limits: TcpLimits) {
-    this.sweeper = setInterval(() => this.closeIdle(), Math.max(10, Math.min(1000, limits.idleTimeoutMs / 4)));
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(10, Math.min(1000, Math.min(limits.readTimeoutMs, limits.idleTimeoutMs) / 4)));
     this.sweeper.unref();
     descriptorRoom.reserve(limits.maxConnections);
   }
@@ -575,16 +601,23 @@ export class ConnectionTable {
     c.socket.destroy();
   }
 
-  /** Closes the connections idle past the timeout, IDLE_CLOSES_PER_TURN per turn of the loop. */
+  /**
+   * Closes the connections past their timeout — the read timeout for one that has sent no query
+   * yet, the idle timeout after — IDLE_CLOSES_PER_TURN per turn of the loop.
+   */
   private closeIdle(): void {
     if (this.sweepContinues || this.closedAll) return;
-    const deadline = performance.now() - this.limits.idleTimeoutMs;
+    const now = performance.now();
+    const { readTimeoutMs, idleTimeoutMs } = this.limits;
+    // The list is in lastQueryAt order: past the shorter timeout's line nobody is due.
+    const line = now - Math.min(readTimeoutMs, idleTimeoutMs);
     let closed = 0;
     for (let c = this.oldest; c !== undefined; ) {
-      if (c.lastQueryAt > deadline) return;
+      if (c.lastQueryAt > line) return;
       const next = c.younger;
+      const due = c.lastQueryAt <= now - (c.served === 0 ? readTimeoutMs : idleTimeoutMs);
       // An answer still under way is not idleness; the stall timer watches unsent answers.
-      if (c.isIdle()) {
+      if (due && c.isIdle()) {
         if (closed === IDLE_CLOSES_PER_TURN) {
           this.sweepContinues = true;
           setImmediate(() => {

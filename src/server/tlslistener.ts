@@ -57,7 +57,7 @@ export function refusedByClientAuth(socket: tls.TLSSocket, mode: ClientAuth): bo
 
 /** Server options for one identity: certificates, whether a client certificate is asked for and whether Node itself refuses an unverified one. */
 export function tlsServerOptions(s: TlsSettings, limits: TcpLimits): tls.TlsOptions {
-  return { ...contextOptions(s), requestCert: s.clientAuth !== 'nocert', rejectUnauthorized: s.clientAuth === 'require_and_verify', handshakeTimeout: limits.idleTimeoutMs };
+  return { ...contextOptions(s), requestCert: s.clientAuth !== 'nocert', rejectUnauthorized: s.clientAuth === 'require_and_verify', handshakeTimeout: limits.readTimeoutMs };
 }
 
 /**

@@ -116,6 +116,11 @@ function isPlainByte(b: number): boolean {
  * Reads the (possibly compressed) name at `start`. Every pointer must point strictly before the
  * name or label sequence it interrupts, which rules out loops and forward references.
  */
+/** The name at `start` in presentation form (as decodeMessage gives it); throws when malformed. */
+export function readNameAt(buf: Uint8Array, start: number): string {
+  return readName(buf, start);
+}
+
 function readName(buf: Uint8Array, start: number): string {
   const len = buf.length;
   const out = nameText;

@@ -191,6 +191,9 @@ describe('cache end to end', { skip }, () => {
     const cases: Array<{ cache: string; status: string; ttl?: number; stale: number }> = [
       { cache: 'cache 1 {\n    serve_stale 1h\n  }', status: 'NOERROR', ttl: 0, stale: 1 },
       { cache: 'cache 1 {\n    serve_stale 1h verify\n  }', status: 'NOERROR', ttl: 0, stale: 1 },
+      // RFC 8767's TTL for stale answers, and the failure recheck (CoreDNS 1.14.7's arguments).
+      { cache: 'cache 1 {\n    serve_stale 1h immediate 30s 30s\n  }', status: 'NOERROR', ttl: 30, stale: 1 },
+      { cache: 'cache 1 {\n    serve_stale 1h verify 200ms 30s 30s\n  }', status: 'NOERROR', ttl: 30, stale: 1 },
       { cache: 'cache 1 {\n    serve_stale 100ms\n  }', status: 'SERVFAIL', stale: 0 },
       { cache: 'cache 1', status: 'SERVFAIL', stale: 0 },
     ];
@@ -297,7 +300,7 @@ describe('a refresh behind a hit keeps the query it refreshes', () => {
   };
   const cases: Array<{ what: string; options: Partial<CacheOptions>; laterMs: number }> = [
     { what: 'prefetch of a popular entry', options: { prefetch: { amount: 1, durationMs: 60_000, percentage: 100 } }, laterMs: 1000 },
-    { what: 'serve_stale refreshing an expired entry', options: { serveStale: { durationMs: 3_600_000, verify: false } }, laterMs: (TTL + 1) * 1000 },
+    { what: 'serve_stale refreshing an expired entry', options: { serveStale: { durationMs: 3_600_000, verify: false, verifyTimeoutMs: 0, responseTtl: 0, recheckMs: 0, preferPositive: false } }, laterMs: (TTL + 1) * 1000 },
   ];
   for (const c of cases) {
     it(c.what, async () => {

@@ -21,6 +21,7 @@ const soa = (ttl: number, minimum: number): ResourceRecord => ({
   ttl,
   data: { mname: 'ns.example.test.', rname: 'h.example.test.', serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum },
 });
+const cname = (name: string, ttl: number, target: string): ResourceRecord => ({ name, type: 5, class: 1, ttl, data: { target } });
 const ns = (ttl: number): ResourceRecord => ({ name: 'example.test.', type: 2, class: 1, ttl, data: { target: 'ns.example.test.' } });
 
 function reply(name: string, over: Partial<Message>): Buffer {
@@ -37,7 +38,16 @@ describe('cache entries', () => {
     { what: 'NXDOMAIN: min(SOA TTL, SOA MINIMUM)', reply: reply(N, { rcode: 3, authority: [soa(3600, 30)] }), want: { kind: 'denial', ttl: 30 } },
     { what: 'NXDOMAIN: SOA TTL when smaller', reply: reply(N, { rcode: 3, authority: [soa(20, 900)] }), want: { kind: 'denial', ttl: 20 } },
     { what: 'NODATA (NOERROR, SOA, no answer)', reply: reply(N, { authority: [soa(600, 60)] }), want: { kind: 'denial', ttl: 60 } },
-    { what: 'NXDOMAIN without SOA: MINTTL', reply: reply(N, { rcode: 3 }), want: { kind: 'denial', ttl: 5 } },
+    // RFC 2308 §5: a negative answer without a SOA is not cached (CoreDNS 1.14.7 likewise).
+    { what: 'NXDOMAIN without SOA is not cached', reply: reply(N, { rcode: 3 }), want: { skip: true } },
+    { what: 'NODATA without SOA (NOERROR, nothing at all) is not cached', reply: reply(N, {}), want: { skip: true } },
+    { what: 'a CNAME chain that stops short, without SOA, is not cached', reply: reply(N, { answers: [cname(N, 300, 'w.cdn.test.')] }), want: { skip: true } },
+    { what: 'a CNAME chain that stops short, with SOA, is NODATA', reply: reply(N, { answers: [cname(N, 300, 'w.cdn.test.')], authority: [soa(600, 40)] }), want: { kind: 'denial', ttl: 40 } },
+    { what: 'a CNAME chain that ends in the asked type is an answer', reply: reply(N, { answers: [cname(N, 300, 'w.cdn.test.'), a('w.cdn.test.', 200)] }), want: { kind: 'success', ttl: 200 } },
+    { what: 'an A record of another name only does not answer', reply: reply(N, { answers: [a('other.example.test.', 300)] }), want: { skip: true } },
+    { what: 'a CNAME loop answers nothing', reply: reply(N, { answers: [cname(N, 300, 'x.example.test.'), cname('x.example.test.', 300, N), a('x.example.test.', 300)] }), want: { skip: true } },
+    { what: 'an owner with two CNAME targets answers nothing', reply: reply(N, { answers: [cname(N, 300, 'x.example.test.'), cname(N, 300, 'y.example.test.'), a('x.example.test.', 300)] }), want: { skip: true } },
+    { what: 'data in the additional section alone is kept (as whoami answers)', reply: reply(N, { additional: [a(N, 60)] }), want: { kind: 'success', ttl: 60 } },
     { what: 'denial capped at denial TTL', reply: reply(N, { rcode: 3, authority: [soa(86400, 86400)] }), want: { kind: 'denial', ttl: 1800 } },
     { what: 'referral is data', reply: reply(N, { authority: [ns(300)] }), want: { kind: 'success', ttl: 300 } },
     { what: 'SERVFAIL for the servfail duration', reply: reply(N, { rcode: 2 }), want: { kind: 'denial', ttl: 5, lifetimeMs: 5000 } },

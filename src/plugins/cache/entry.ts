@@ -3,7 +3,9 @@
 // A hit builds no message objects: copy the stored bytes, patch ID, RD and the question's case,
 // write the remaining TTL at offsets found when the entry was made, add an OPT if the client
 // used EDNS.
-import { fullRcode, isTruncated, readU16, sameQuestion, scanMessage, Section, writeU16, type ScannedMessage } from '../../lib/dns/wire.js';
+import { fullRcode, isTruncated, readU16, sameQuestion, scanMessage, Section, writeU16, type RecordRef, type ScannedMessage } from '../../lib/dns/wire.js';
+import { readNameAt } from '../../lib/dns/codec.js';
+import { lowerName } from '../../lib/dns/name.js';
 import { RCode, RRType } from '../../lib/dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import type { DnsRequest } from '../../server/request.js';
@@ -35,6 +37,10 @@ export interface CacheEntry {
   lastHit: number;
   /** A refresh (prefetch or stale) is in flight for this entry. */
   refreshing: boolean;
+  /** serve_stale's failure recheck: no refresh before this time (ms since epoch) after one failed. */
+  retryAfter: number;
+  /** A success entry whose answer section answers the question (not a referral). */
+  answers: boolean;
   /** Used since the eviction hand last passed (second-chance eviction). */
   used: boolean;
   /** Neighbours in the store's age order (see store.ts). */
@@ -48,23 +54,89 @@ export type Classification = EntryKind | 'servfail' | 'uncacheable';
 export const FLAG_AA_BYTE2 = 0x04;
 const OPCODE_MASK_BYTE2 = 0x78;
 
-export function classify(rcode: number, scan: ScannedMessage): Classification {
-  if (rcode === RCode.NXDOMAIN) return 'denial';
+const CLASS_ANY = 255;
+
+/** A record's owner name, lower-case; undefined when it cannot be read. */
+function ownerAt(wire: Uint8Array, at: number): string | undefined {
+  try {
+    return lowerName(readNameAt(wire, at));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a NOERROR reply's answer section answers its question (RFC 1034 §3.6.2, RFC 2308 §2.2):
+ * a record of the asked type at the end of the CNAME chain that starts at the question's name.
+ * ANY wants any record at the name; CNAME wants the name's one CNAME. A chain that forks (two
+ * targets for one owner, RFC 2181 §10.1) or loops has no end, and answers nothing.
+ */
+export function answersQuestion(wire: Uint8Array, scan: ScannedMessage, qtype: number, qclass: number): boolean {
+  const answers = scan.records.filter((r) => r.section === Section.ANSWER);
+  if (answers.length === 0) return false;
+  const classOk = (r: RecordRef): boolean => qclass === CLASS_ANY || r.klass === qclass;
+  // The common case costs no name reading: the first answer is the asked type, owned by the
+  // question's name through a pointer to it (offset 12).
+  const first = answers[0] as RecordRef;
+  if (first.type === qtype && wire[first.start] === 0xc0 && wire[first.start + 1] === 12 && classOk(first)) return true;
+  const qname = ownerAt(wire, 12);
+  if (qname === undefined) return false;
+  const owners = answers.map((r) => ownerAt(wire, r.start));
+  if (qtype === RRType.ANY) return answers.some((r, i) => owners[i] === qname && classOk(r));
+  /** The one CNAME target of `owner`: '' when it has none, undefined when it has two. */
+  const targetOf = (owner: string): string | undefined => {
+    let target = '';
+    for (const [i, r] of answers.entries()) {
+      if (r.type !== RRType.CNAME || owners[i] !== owner || !classOk(r)) continue;
+      const t = ownerAt(wire, r.rdStart);
+      if (t === undefined || (target !== '' && t !== target)) return undefined;
+      target = t;
+    }
+    return target;
+  };
+  if (qtype === RRType.CNAME) return (targetOf(qname) ?? '') !== '';
+  const seen = new Set<string>();
+  let name = qname;
+  for (;;) {
+    if (seen.has(name)) return false;
+    seen.add(name);
+    const target = targetOf(name);
+    if (target === undefined) return false;
+    if (target === '') break;
+    name = target;
+  }
+  return answers.some((r, i) => r.type === qtype && owners[i] === name && classOk(r));
+}
+
+/**
+ * How a reply is cached, as CoreDNS 1.14.7 sorts them, with RFC 2308 §5: a negative answer
+ * without a SOA has no lifetime to be kept for, so it is not cached at all — an NXDOMAIN, a
+ * NOERROR whose answers do not answer the question (a CNAME chain that stops short), and an
+ * empty NOERROR that carries nothing else.
+ */
+export function classify(rcode: number, scan: ScannedMessage, wire: Uint8Array, qtype: number, qclass: number): Classification {
   if (rcode === RCode.SERVFAIL) return 'servfail';
-  if (rcode !== RCode.NOERROR) return 'uncacheable';
+  if (rcode !== RCode.NOERROR && rcode !== RCode.NXDOMAIN) return 'uncacheable';
   let hasAnswer = false;
   let hasSoa = false;
   let hasNs = false;
+  let hasExtra = false;
   for (const r of scan.records) {
     if (r.section === Section.ANSWER) hasAnswer = true;
     else if (r.section === Section.AUTHORITY) {
       if (r.type === RRType.SOA) hasSoa = true;
       else if (r.type === RRType.NS) hasNs = true;
-    }
+    } else hasExtra = true;
   }
-  if (hasAnswer) return 'success';
-  // NOERROR without answers: a referral (NS, no SOA) is data; otherwise it says "no such type" (NODATA).
-  return hasNs && !hasSoa ? 'success' : 'denial';
+  if (rcode === RCode.NXDOMAIN) return hasSoa ? 'denial' : 'uncacheable';
+  if (hasAnswer) {
+    if (answersQuestion(wire, scan, qtype, qclass)) return 'success';
+    return hasSoa ? 'denial' : 'uncacheable';
+  }
+  if (hasSoa) return 'denial';
+  // No answers and no SOA: a referral (NS) is data, and so are records in the additional
+  // section alone (whoami answers there); with nothing at all it is a NODATA without SOA.
+  return hasNs || hasExtra ? 'success' : 'uncacheable';
 }
 
 /** RFC 2308: a negative answer lives as long as the smaller of its SOA's TTL and MINIMUM field. */
@@ -109,7 +181,7 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
   if (!sameQuestion(req.raw, req.query.questionEnd, bytes)) return { drop: 'reply question does not match the query' };
   if (isTruncated(bytes) || ((bytes[2] as number) & OPCODE_MASK_BYTE2) !== 0) return { skip: 'uncacheable' };
   const rcode = fullRcode(bytes, scan.opt);
-  const kind = classify(rcode, scan);
+  const kind = classify(rcode, scan, bytes, req.query.qtype, req.query.qclass);
   if (kind === 'uncacheable') return { skip: 'uncacheable' };
   let ttl: number;
   let lifetimeMs: number;
@@ -159,6 +231,8 @@ export function makeEntry(bytes: Uint8Array, req: DnsRequest, tag: number, now: 
       hits: 0,
       lastHit: 0,
       refreshing: false,
+      retryAfter: 0,
+      answers: entryKind === 'success' && answersQuestion(bytes, scan, req.query.qtype, req.query.qclass),
       used: false,
       older: undefined,
       newer: undefined,
@@ -188,8 +262,12 @@ export function remainingTtl(e: CacheEntry, now: number): number {
 
 const OPT_RECORD_SIZE = 11;
 
-/** The reply for `req` from entry `e` at time `now`: fresh bytes, ready for the server to send. */
-export function answerFrom(e: CacheEntry, req: DnsRequest, now: number, keepTtl: boolean): Buffer {
+/**
+ * The reply for `req` from entry `e` at time `now`: fresh bytes, ready for the server to send.
+ * An expired entry (serve_stale) is answered with `staleTtl` (RFC 8767: a TTL above 0, 30 s
+ * recommended; CoreDNS's and kdns's default stays 0).
+ */
+export function answerFrom(e: CacheEntry, req: DnsRequest, now: number, keepTtl: boolean, staleTtl = 0): Buffer {
   const stored = e.wire;
   const edns = req.query.edns;
   const out = Buffer.allocUnsafe(stored.length + (edns ? OPT_RECORD_SIZE : 0));
@@ -202,7 +280,7 @@ export function answerFrom(e: CacheEntry, req: DnsRequest, now: number, keepTtl:
   out[2] = ((out[2] as number) & 0xfe) | (req.query.rd ? 1 : 0);
   const raw = req.raw;
   for (let i = 12; i < e.nameEnd; i++) out[i] = raw[i] as number;
-  writeTtls(out, e.ttlOffsets, keepTtl ? e.ttl : now >= e.expiresAt ? 0 : remainingTtl(e, now));
+  writeTtls(out, e.ttlOffsets, now >= e.expiresAt ? staleTtl : keepTtl ? e.ttl : remainingTtl(e, now));
   if (edns) {
     let p = stored.length;
     out[p++] = 0; // root owner

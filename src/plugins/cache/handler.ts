@@ -11,14 +11,14 @@ import { responseLimit } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import { isPromise } from '../../server/promise.js';
-import { answerFrom, FLAG_AA_BYTE2, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
+import { answerFrom, answersQuestion, FLAG_AA_BYTE2, makeEntry, remainingTtl, writeTtls, type CacheEntry, type EntryKind } from './entry.js';
 import type { CacheCells } from './metrics.js';
 import type { CacheOptions } from './options.js';
 import { coarseNow } from './clock.js';
 import { BoundedStore } from './store.js';
 import { Arena } from '../../server/arena.js';
 import { cacheKeyName, cacheTag } from './key.js';
-import { readU16 } from '../../lib/dns/wire.js';
+import { isTruncated, readU16, scanMessage } from '../../lib/dns/wire.js';
 
 const ANCOUNT_OFFSET = 6;
 
@@ -87,22 +87,47 @@ export class CachePlugin implements Plugin {
     const tag = cacheTag(q);
     const now = this.clock();
     const key = cacheKeyName(q);
-    const e = this.stores.success.get(tag, key) ?? this.stores.denial.get(tag, key);
+    const e = this.choose(tag, key, now);
     if (e !== undefined) {
+      this.cells.requests.inc();
       if (now < e.expiresAt) {
-        this.cells.requests.inc();
         e.used = true;
         this.cells.hits[e.kind].inc();
         if (this.options.prefetch !== undefined) this.considerPrefetch(e, req, next, now);
         return finished(req, answerFrom(e, req, now, this.options.keepTtl), e.rcode);
       }
-      const stale = this.serveStale(e, req, next, now);
-      if (stale !== undefined) {
-        this.cells.requests.inc();
-        return stale;
-      }
+      return this.serveStale(e, req, next, now);
     }
     return this.fetch(tag, req, next);
+  }
+
+  /**
+   * The entry to answer `tag`/`key` with, fresh or within serve_stale's window; entries past
+   * both are dropped. Both types may hold the key only when a SERVFAIL or (prefer_positive) a
+   * denial was stored over a positive answer: a SERVFAIL says nothing about the name, so the
+   * positive answer wins over it (CoreDNS #7956); prefer_positive lets it win over any denial.
+   */
+  private choose(tag: number, key: string, now: number): CacheEntry | undefined {
+    const success = this.stores.success.get(tag, key);
+    const denial = this.stores.denial.get(tag, key);
+    if (denial === undefined) return this.servable(success, now);
+    if (this.options.serveStale?.preferPositive && success?.answers && this.servable(success, now)) return success;
+    const d = this.servable(denial, now);
+    if (d === undefined) return this.servable(success, now);
+    return d.rcode === RCode.SERVFAIL ? (this.servable(success, now) ?? d) : d;
+  }
+
+  /**
+   * `e` while it is fresh, or expired within serve_stale's window; otherwise it is dropped. A
+   * stored SERVFAIL is never served stale: an old failure is no answer (RFC 8767 §4 serves
+   * stale *data*), and the client is better off asking again.
+   */
+  private servable(e: CacheEntry | undefined, now: number): CacheEntry | undefined {
+    if (e === undefined || now < e.expiresAt) return e;
+    const stale = this.options.serveStale;
+    if (stale !== undefined && e.rcode !== RCode.SERVFAIL && now < e.expiresAt + stale.durationMs) return e;
+    this.stores[e.kind].delete(e.tag, e.name);
+    return undefined;
   }
 
   /** A miss: asks the rest of the chain, counts and stores the answer unless it passes through. */
@@ -156,8 +181,20 @@ export class CachePlugin implements Plugin {
     // The query that caused the store counts as the first sighting for prefetch.
     e.hits = popularity ?? 1;
     e.lastHit = now;
-    const other: EntryKind = e.kind === 'success' ? 'denial' : 'success';
-    this.stores[other].delete(tag, e.name);
+    const stale = this.options.serveStale;
+    if (e.kind === 'success') {
+      // prefer_positive: a reply that answers nothing (a referral) does not replace a usable answer.
+      const kept = stale?.preferPositive ? this.stores.success.get(tag, e.name) : undefined;
+      if (kept?.answers && !e.answers && this.servable(kept, now)) {
+        this.arena.drop(e.wire);
+        return reply;
+      }
+      this.stores.denial.delete(tag, e.name);
+    } else if (e.rcode !== RCode.SERVFAIL && !stale?.preferPositive) {
+      // A denial replaces the positive answer; a SERVFAIL (and, with prefer_positive, any
+      // denial) is kept beside it, and choose() decides which one answers.
+      this.stores.success.delete(tag, e.name);
+    }
     this.stores[e.kind].set(e);
     // Replaced and evicted entries' bytes go once they are half of what the arena holds.
     this.arena.compactIfWasteful(this.relocateEntries);
@@ -205,37 +242,106 @@ export class CachePlugin implements Plugin {
       });
   }
 
+  /** Whether a refresh may start for `e`: none in flight, and no failure recheck pending. */
+  private beginRefresh(e: CacheEntry, now: number): boolean {
+    if (e.refreshing || now < e.retryAfter) return false;
+    e.refreshing = true;
+    return true;
+  }
+
+  /** A refresh of `e` ended; after a failure, serve_stale's recheck holds the next one back. */
+  private endRefresh(e: CacheEntry, refreshed: boolean): void {
+    e.refreshing = false;
+    const recheckMs = this.options.serveStale?.recheckMs ?? 0;
+    e.retryAfter = !refreshed && recheckMs > 0 ? this.clock() + recheckMs : 0;
+  }
+
   /**
-   * An expired entry: gone unless serve_stale keeps it. `immediate` answers from it at once (TTL
-   * 0) and refreshes behind; `verify` asks first and answers from it only if that fails.
+   * Whether `reply` refreshes an expired entry (RFC 8767 §4): an answer that is NOERROR or
+   * NXDOMAIN, not kdns's own failure; with prefer_positive, only a NOERROR that answers the
+   * question. Anything else leaves the expired entry to be served.
    */
-  private serveStale(e: CacheEntry, req: DnsRequest, next: Next, now: number): MaybePromise<Reply | undefined> | undefined {
-    const stale = this.options.serveStale;
-    if (!stale || now >= e.expiresAt + stale.durationMs) {
-      this.stores[e.kind].delete(e.tag, e.name);
-      return undefined;
-    }
+  private refreshes(req: DnsRequest, reply: Reply | undefined): boolean {
+    if (reply === undefined || reply.error) return false;
+    if (this.options.serveStale?.preferPositive !== true) return reply.rcode === RCode.NOERROR || reply.rcode === RCode.NXDOMAIN;
+    if (reply.rcode !== RCode.NOERROR) return false;
+    const bytes = reply.wire ?? encodeMessage(reply.view());
+    const scan = scanMessage(bytes);
+    return scan !== undefined && !isTruncated(bytes) && answersQuestion(bytes, scan, req.query.qtype, req.query.qclass);
+  }
+
+  /**
+   * Asks the chain again for an expired entry, in the background: at most one at a time per
+   * entry, none during a failure recheck. What refreshes it is stored; with prefer_positive a
+   * denial is stored too (beside the positive answer, which goes on being served). Counted as a
+   * prefetch, as CoreDNS counts it.
+   */
+  private refreshStale(e: CacheEntry, req: DnsRequest, next: Next, now: number): void {
+    if (!this.beginRefresh(e, now)) return;
+    this.cells.prefetch.inc();
+    req.own(); // the refresh outlives this answer
+    void Promise.resolve()
+      .then(() => next(req))
+      .then((reply) => {
+        const refreshed = this.refreshes(req, reply);
+        if (refreshed || (this.options.serveStale?.preferPositive && reply && !reply.error)) this.remember(e.tag, req, reply);
+        this.endRefresh(e, refreshed);
+      })
+      .catch(() => this.endRefresh(e, false));
+  }
+
+  /**
+   * An expired entry within serve_stale's window. `immediate` answers from it at once (with
+   * the stale TTL) and refreshes behind; `verify` asks first and answers from it only if that
+   * fails, or once the verify timeout has passed (the question goes on in the background and
+   * refreshes the entry when it is answered). With a failure recheck, a refresh in flight or
+   * failed within the recheck is not repeated: the expired entry is answered at once.
+   */
+  private serveStale(e: CacheEntry, req: DnsRequest, next: Next, now: number): MaybePromise<Reply | undefined> {
+    const stale = this.options.serveStale as NonNullable<CacheOptions['serveStale']>;
     const fromStale = (): Reply => {
       this.cells.servedStale.inc();
       this.cells.hits[e.kind].inc();
       e.used = true;
-      return Reply.fromWire(answerFrom(e, req, this.clock(), false), e.rcode);
+      return Reply.fromWire(answerFrom(e, req, this.clock(), false, stale.responseTtl), e.rcode);
     };
     if (!stale.verify) {
-      this.refresh(e, req, next);
+      this.refreshStale(e, req, next, now);
       return fromStale();
     }
-    const usable = (r: Reply | undefined): r is Reply => r !== undefined && !r.error && (r.rcode === RCode.NOERROR || r.rcode === RCode.NXDOMAIN);
-    return Promise.resolve()
+    const tracked = stale.recheckMs > 0;
+    if (tracked && !this.beginRefresh(e, now)) return fromStale();
+    if (stale.verifyTimeoutMs > 0) req.own(); // the question may outlive the answer
+    const verified: Promise<Reply | undefined> = Promise.resolve()
       .then(() => next(req))
       .then(
         (reply) => {
-          if (!usable(reply)) return fromStale();
-          this.cells.misses.inc();
-          return this.remember(e.tag, req, reply);
+          const refreshed = this.refreshes(req, reply);
+          if (tracked) this.endRefresh(e, refreshed);
+          if (refreshed) {
+            this.cells.misses.inc();
+            return this.remember(e.tag, req, reply);
+          }
+          if (stale.preferPositive && reply && !reply.error) this.remember(e.tag, req, reply);
+          return undefined;
         },
-        () => fromStale(),
+        () => {
+          if (tracked) this.endRefresh(e, false);
+          return undefined;
+        },
       );
+    if (stale.verifyTimeoutMs <= 0) return verified.then((r) => r ?? fromStale());
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (r: Reply | undefined): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(r ?? fromStale());
+      };
+      const timer = setTimeout(() => settle(undefined), stale.verifyTimeoutMs);
+      void verified.then(settle);
+    });
   }
 
   start(): void {

@@ -18,13 +18,29 @@ export interface CacheOptions {
   success: TypeSettings;
   denial: TypeSettings;
   prefetch?: { amount: number; durationMs: number; percentage: number };
-  serveStale?: { durationMs: number; verify: boolean };
+  serveStale?: ServeStale;
   /** How long a SERVFAIL from upstream is cached; 0: not at all. */
   servfailMs: number;
   /** Zones where a type is not cached (`disable success|denial [ZONES]`). */
   disabled: { success: string[]; denial: string[] };
   /** Serve the TTL as stored instead of counting it down. */
   keepTtl: boolean;
+}
+
+/** `serve_stale` and `serve_stale_policy` (RFC 8767). */
+export interface ServeStale {
+  /** How long past its expiry an entry may still be answered with. */
+  durationMs: number;
+  /** Ask the upstream first, answer from the expired entry only when that fails. */
+  verify: boolean;
+  /** verify: answer from the expired entry once the upstream has taken this long; 0: wait for it. */
+  verifyTimeoutMs: number;
+  /** The TTL of an answer from an expired entry, in seconds (RFC 8767 recommends 30). */
+  responseTtl: number;
+  /** After a failed refresh, answer from the expired entry without asking again for this long; 0: ask every time. */
+  recheckMs: number;
+  /** `serve_stale_policy prefer_positive`: a usable positive answer wins over a stored denial. */
+  preferPositive: boolean;
 }
 
 /** CoreDNS's 256 shards × 39 items. */
@@ -37,6 +53,9 @@ export const MAX_SERVFAIL_MS = 5 * 60_000;
 export const DEFAULT_PREFETCH_WINDOW_MS = 60_000;
 export const DEFAULT_PREFETCH_PERCENTAGE = 10;
 export const DEFAULT_STALE_MS = 3_600_000;
+/** RFC 8767 §4: the failure recheck "should not exceed 5 minutes"; CoreDNS refuses more. */
+export const MAX_STALE_RECHECK_MS = 5 * 60_000;
+const MAX_TTL = 0xffffffff;
 
 /** `args` are the arguments of `d` from `firstIndex` on; each may start with `dns://`. */
 function zonesFrom(d: Directive, args: string[], firstIndex: number): string[] {
@@ -66,16 +85,34 @@ function parsePrefetch(prop: Directive): NonNullable<CacheOptions['prefetch']> {
   return { amount, durationMs, percentage };
 }
 
-function parseServeStale(prop: Directive): NonNullable<CacheOptions['serveStale']> {
-  const args = expectArgs(prop, 0, 2);
-  const durationMs = args.length > 0 ? parseDuration(args[0] as string, argPosition(prop, 0), 'serve_stale duration') : DEFAULT_STALE_MS;
-  let verify = false;
+/**
+ * `serve_stale [DURATION] [immediate [RESPONSE_TTL [FAILURE_RECHECK]] | verify [VERIFY_TIMEOUT
+ * [RESPONSE_TTL [FAILURE_RECHECK]]]]`: the arguments after the mode depend on it.
+ */
+function parseServeStale(prop: Directive): ServeStale {
+  const args = expectArgs(prop, 0, 5);
+  const out: ServeStale = { durationMs: DEFAULT_STALE_MS, verify: false, verifyTimeoutMs: 0, responseTtl: 0, recheckMs: 0, preferPositive: false };
+  if (args.length > 0) out.durationMs = parseDuration(args[0] as string, argPosition(prop, 0), 'serve_stale duration');
   if (args.length > 1) {
     const mode = (args[1] as string).toLowerCase();
     if (mode !== 'verify' && mode !== 'immediate') invalidArg(prop, args[1] as string, 'refresh mode must be verify or immediate');
-    verify = mode === 'verify';
+    out.verify = mode === 'verify';
   }
-  return { durationMs, verify };
+  let next = 2;
+  if (out.verify && args.length > next) {
+    out.verifyTimeoutMs = parseDuration(args[next] as string, argPosition(prop, next), 'serve_stale verify timeout');
+    next++;
+  } else if (!out.verify && args.length > 4) {
+    throw CorefileError.at(prop, 'serve_stale immediate takes at most RESPONSE_TTL and FAILURE_RECHECK after the mode');
+  }
+  if (args.length > next) {
+    const ms = parseDuration(args[next] as string, argPosition(prop, next), 'serve_stale response TTL', { maxMs: MAX_TTL * 1000 });
+    if (ms % 1000 !== 0) throw CorefileError.at(argPosition(prop, next), `serve_stale response TTL must be whole seconds, got ${args[next] as string}`);
+    out.responseTtl = ms / 1000;
+    next++;
+  }
+  if (args.length > next) out.recheckMs = parseDuration(args[next] as string, argPosition(prop, next), 'serve_stale failure recheck', { maxMs: MAX_STALE_RECHECK_MS });
+  return out;
 }
 
 /** What a bare `cache` line means (CoreDNS's defaults), for `zones`; `capacity` for both types. */
@@ -106,6 +143,7 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
   o.zones = args.length > firstZone ? zonesFrom(d, args.slice(firstZone), firstZone) : [...blockZones];
   // `disable` may appear once per type; the rest once each.
   const once = (prop: Directive): string => (prop.name === 'disable' ? `disable ${prop.args[0] ?? ''}` : prop.name);
+  let policy: Directive | undefined;
   for (const prop of blockProperties(d, 'cache', once)) {
     switch (prop.name) {
       case 'success':
@@ -120,6 +158,12 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
       case 'serve_stale':
         o.serveStale = parseServeStale(prop);
         break;
+      case 'serve_stale_policy': {
+        const [name] = expectArgs(prop, 1, 1) as [string];
+        if (name.toLowerCase() !== 'prefer_positive') invalidArg(prop, name, 'the only serve_stale policy is prefer_positive');
+        policy = prop;
+        break;
+      }
       case 'servfail': {
         const [text] = expectArgs(prop, 1, 1) as [string];
         o.servfailMs = parseDuration(text, argPosition(prop, 0), 'servfail', { maxMs: MAX_SERVFAIL_MS });
@@ -138,6 +182,10 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
       default:
         unknownProperty(prop, 'cache');
     }
+  }
+  if (policy) {
+    if (!o.serveStale) throw CorefileError.at(policy, 'serve_stale_policy needs serve_stale in the same cache block');
+    o.serveStale.preferPositive = true;
   }
   return o;
 }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertCorefileError, directiveIn } from '../../../test/util/corefile.js';
 import { parseTimeouts, type Timeouts } from './setup.js';
+import { smallestTimeouts } from '../../server/config.js';
+import type { ConnectionTimeouts } from '../../server/plugin.js';
 
 // The Corefile opens with ".:53 {" on line 1, so `timeouts` is on line 2 and its first property on 3.
 describe('timeouts options', () => {
@@ -30,6 +32,19 @@ describe('timeouts options', () => {
   for (const c of bad) {
     it(`rejects ${JSON.stringify(c.corefile.replace(/\n/g, ' '))}`, () => {
       assertCorefileError(() => parseTimeouts(directiveIn(c.corefile, '.:53')), c.error);
+    });
+  }
+});
+
+describe('timeouts of blocks that share a listener', () => {
+  const cases: Array<{ what: string; a: ConnectionTimeouts; b: ConnectionTimeouts | undefined; want: ConnectionTimeouts }> = [
+    { what: 'a block without timeouts changes nothing', a: { readMs: 2000 }, b: undefined, want: { readMs: 2000 } },
+    { what: 'each option the smallest any block sets', a: { readMs: 2000, idleMs: 60_000 }, b: { readMs: 5000, idleMs: 30_000 }, want: { readMs: 2000, writeMs: undefined, idleMs: 30_000 } },
+    { what: 'an option one block sets applies alone', a: {}, b: { writeMs: 7000 }, want: { readMs: undefined, writeMs: 7000, idleMs: undefined } },
+  ];
+  for (const c of cases) {
+    it(c.what, () => {
+      assert.deepEqual(smallestTimeouts(c.a, c.b), c.want);
     });
   }
 });

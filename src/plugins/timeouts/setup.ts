@@ -1,9 +1,9 @@
 // `timeouts { read DURATION  write DURATION  idle DURATION  maxtcpqueries MAXIMUM }`: the
 // server's TCP/DoT/DoH read, write and idle timeouts, each between 1s and 24h, and the queries it
-// serves on one TCP/TLS connection, as in CoreDNS 1.14. kdns's server has its own TCP limits
-// (see the server's TCP limits); the values are checked and accepted. The client-side
-// counterparts that spread a node's queries over a Service's endpoints are forward's `max_age`
-// and `maxtcpqueries`.
+// serves on one TCP/TLS connection, as in CoreDNS 1.14. The block's settings carry them to its
+// listeners (config.ts: the smallest of the blocks sharing one). The client-side counterparts
+// that spread a node's queries over a Service's endpoints are forward's `max_age` and
+// `maxtcpqueries`.
 import { argPosition, blockProperties, expectArgs, parseDuration, unknownProperty } from '../../lib/corefile/args.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
@@ -39,7 +39,10 @@ export function parseTimeouts(d: Directive): Timeouts {
 export const setup: SetupFn = (ctx) => {
   oncePerBlock(ctx, 'timeouts');
   const t = parseTimeouts(ctx.directive);
-  // The one value kdns's listeners apply: queries per client connection (0 or absent: no cap).
+  // Queries per client connection (0 or absent: no cap), and the connection timeouts.
   if (t.maxTcpQueries) ctx.block.settings.maxTcpQueries = t.maxTcpQueries;
+  if (t.readMs !== undefined || t.writeMs !== undefined || t.idleMs !== undefined) {
+    ctx.block.settings.connectionTimeouts = { readMs: t.readMs, writeMs: t.writeMs, idleMs: t.idleMs };
+  }
   return { name: 'timeouts' };
 };
