@@ -21,9 +21,10 @@ import { Counter } from '../server/promclient.js';
 import { counter } from '../server/metrics.js';
 import { answerPodScrapes, podMetrics } from '../server/metricsum.js';
 import { startServer, type KdnsServer } from '../server/server.js';
+import type { GroupShareOf } from '../server/steer.js';
 import { interfaceExists, removeInterface, setupInterface, type InterfaceHandle } from './iface.js';
 import { IptablesRules } from './iptables.js';
-import { successorServing } from './successor.js';
+import { successorServing, tcpGroupShare } from './successor.js';
 import { workerCount } from '../server/siblings.js';
 import { EMPTY_KUBE_DNS_CONFIG, parseKubeDnsConfig, renderTemplate, type KubeDnsConfig } from './pillars.js';
 
@@ -234,6 +235,9 @@ export class NodeCacheApp {
       if (this.stopped) return;
       if (this.params.setupIptables) await this.ensureIptables();
       if (this.params.setupInterface) await this.ensureInterface();
+      // Serving alone now (a predecessor of a rolling update has left): drop the program its
+      // hand-over left on the TCP listeners' groups (src/server/steer.ts).
+      if (!successorServing(this.params.localIPs, this.params.port, workerCount() > 1)) this.server?.forgetSteering();
     });
     return this.syncing;
   }
@@ -275,9 +279,12 @@ export class NodeCacheApp {
     for (const w of this.watchers) w.close();
     await this.syncing.catch(() => undefined);
     const p = this.params;
-    const successor = successorServing(p.localIPs, p.port, workerCount() > 1);
+    const withSiblings = workerCount() > 1;
+    const successor = successorServing(p.localIPs, p.port, withSiblings);
     if (successor) this.log.info(`Another process serves ${p.localIPs.join(', ')} port ${p.port}: handing queries over to it`);
-    await this.server?.shutdown({ handOver: successor }).catch((e: unknown) => this.log.error(`shutdown: ${(e as Error).message}`));
+    // TCP listeners send their new connections to the successor before they close (src/server/steer.ts).
+    const shareOf: GroupShareOf = (address, port) => tcpGroupShare(address, port, withSiblings);
+    await this.server?.shutdown({ handOver: successor, shareOf }).catch((e: unknown) => this.log.error(`shutdown: ${(e as Error).message}`));
     await this.releaseMetrics?.();
     if (this.params.skipTeardown) return;
     if (successor) {

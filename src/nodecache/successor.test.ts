@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { canonicalAddress, othersBound, parseProcNet, procAddress } from './successor.js';
+import { canonicalAddress, groupShare, othersBound, parseProcNet, procAddress } from './successor.js';
+import type { GroupShare } from '../server/steer.js';
 
 const UDP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
   1: 0A14FEA9:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1001 2 0000000000000000 0
@@ -12,6 +13,15 @@ const TCP6 = `  sl  local_address                         remote_address        
    0: 0000000000000000FFFF00000A14FEA9:0035 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2001 1 0000000000000000 100 0 0 10 0
    1: B80D01FD000000000000000010000000:0035 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2002 1 0000000000000000 100 0 0 10 0
    2: 0000000000000000FFFF00000A14FEA9:0035 0000000000000000FFFF00000100000A:A000 01 00000000:00000000 00:00000000 00000000     0        0 2003 1 0000000000000000 100 0 0 10 0
+`;
+
+const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0A14FEA9:0035 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3001 1 0000000000000000 100 0 0 10 0
+   1: 0A14FEA9:0035 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3002 1 0000000000000000 100 0 0 10 0
+   2: 0A14FEA9:0035 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3003 1 0000000000000000 100 0 0 10 0
+   3: 0A14FEA9:0035 0100000A:A000 03 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 100 0 0 10 0
+   4: 0A14FEA9:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 3004 1 0000000000000000 100 0 0 10 0
+   5: 0A14FEA9:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3005 1 0000000000000000 100 0 0 10 0
 `;
 
 describe('successor: /proc/net tables', () => {
@@ -55,4 +65,15 @@ describe('successor: /proc/net tables', () => {
     ['an IPv6 local address', [], ['fd01:db8::10'], 53, true],
   ];
   for (const [name, ours, ips, port, want] of cases) test(`othersBound: ${name}`, () => assert.equal(othersBound(sockets, new Set(ours), ips, port), want));
+
+  // The SO_REUSEPORT group of one TCP listener: the listening sockets (0A) of exactly its address, family and port.
+  const tcpSockets = [...parseProcNet(TCP, 'tcp', true), ...parseProcNet(TCP6, 'tcp', true)];
+  const shares: Array<[string, number[], string, number, GroupShare]> = [
+    ['two of ours and one successor socket; a handshake under way (03) and a bound socket that does not listen (07) are not in it', [3001, 3002], '169.254.20.10', 53, { own: 2, others: 1 }],
+    ['the dual-stack socket bound to the v4-mapped address is another family: not in the IPv4 group', [], '169.254.20.10', 53, { own: 0, others: 3 }],
+    ['the v4-mapped address\'s own group', [2001], '::ffff:169.254.20.10', 53, { own: 1, others: 0 }],
+    ['another port', [3005], '169.254.20.10', 8080, { own: 1, others: 0 }],
+    ['an address nobody listens on', [], '10.0.0.10', 53, { own: 0, others: 0 }],
+  ];
+  for (const [name, ours, ip, port, want] of shares) test(`groupShare: ${name}`, () => assert.deepEqual(groupShare(tcpSockets, new Set(ours), ip, port), want));
 });

@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { endianness } from 'node:os';
+import type { GroupShare } from '../server/steer.js';
 
 /** A listening socket from a /proc/net table. */
 export interface BoundSocket {
@@ -125,10 +126,41 @@ function ownSocketInodes(withSiblings: boolean): Set<number> {
   return inodes;
 }
 
-/** Every bound UDP socket and listening TCP socket of this network namespace, by /proc/net. */
-function boundSockets(): BoundSocket[] {
+/**
+ * How many of the listening sockets bound to exactly `ip` and `port` (listening TCP sockets of
+ * one table: one address family, as the kernel's SO_REUSEPORT group of that address) are `ours`
+ * and how many another process's. A v4-mapped socket is not in an IPv4 address's group.
+ */
+export function groupShare(sockets: readonly BoundSocket[], ours: ReadonlySet<number>, ip: string, port: number): GroupShare {
+  const address = canonicalAddress(ip);
+  const share = { own: 0, others: 0 };
+  for (const s of sockets) {
+    if (s.port !== port || s.address !== address) continue;
+    if (ours.has(s.inode)) share.own++;
+    else share.others++;
+  }
+  return share;
+}
+
+/**
+ * The SO_REUSEPORT group of a TCP listener on `ip` and `port` in this network namespace: this
+ * pod's sockets (with `withSiblings` its sibling workers' too) and others'; undefined where
+ * /proc cannot tell.
+ */
+export function tcpGroupShare(ip: string, port: number, withSiblings = false): GroupShare | undefined {
+  try {
+    return groupShare(boundSockets(['tcp', 'tcp6']), ownSocketInodes(withSiblings), ip, port);
+  } catch {
+    return undefined;
+  }
+}
+
+const PROC_NET_TABLES = { udp: 'udp', udp6: 'udp', tcp: 'tcp', tcp6: 'tcp' } as const;
+
+/** Every bound UDP socket and listening TCP socket of this network namespace (of `files`), by /proc/net. */
+function boundSockets(files: ReadonlyArray<keyof typeof PROC_NET_TABLES> = ['udp', 'udp6', 'tcp', 'tcp6']): BoundSocket[] {
   const out: BoundSocket[] = [];
-  for (const [file, kind] of [['udp', 'udp'], ['udp6', 'udp'], ['tcp', 'tcp'], ['tcp6', 'tcp']] as const) {
+  for (const [file, kind] of files.map((f) => [f, PROC_NET_TABLES[f]] as const)) {
     try {
       out.push(...parseProcNet(readFileSync(`/proc/net/${file}`, 'utf8'), kind));
     } catch {

@@ -11,6 +11,7 @@ import { nativeUdp } from '../lib/native/udp.js';
 import type { ClientInfo } from './request.js';
 import { takeInherited } from './inherited.js';
 import { ConnectionTable, DEFAULT_TCP_LIMITS, TcpConnection, type TcpLimits } from './tcpconn.js';
+import { handOverConnections, type GroupShareOf } from './steer.js';
 
 export { ConnectionTable, DEFAULT_TCP_LIMITS, type TcpLimits } from './tcpconn.js';
 
@@ -43,7 +44,12 @@ export interface Listener {
    * answer those already taken, then close. Missing where the socket cannot stop taking new
    * queries without closing (node:dgram): close() is all there is.
    */
-  drain?(): Promise<void>;
+  drain?(shareOf?: GroupShareOf): Promise<void>;
+  /**
+   * TCP: removes a program a predecessor left on the address's SO_REUSEPORT group
+   * (./steer.ts), once this process serves the address alone.
+   */
+  forgetSteering?(): void;
 }
 
 /**
@@ -204,11 +210,21 @@ const TCP_DRAIN_LIMIT_MS = 5_000;
 /** A draining listener's connection that has not asked for this long is idle: it is closed (RFC 7766 lets the client ask again elsewhere). */
 const TCP_DRAIN_RECENT_MS = 1_000;
 
+/** The descriptor of a listening net.Server (Node keeps it on the handle, on Unix); undefined when there is none. */
+function serverDescriptor(server: net.Server): number | undefined {
+  const fd = (server as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
 export async function listenTcp(address: string, port: number, dispatcher: Dispatcher, limits: TcpLimits = DEFAULT_TCP_LIMITS): Promise<Listener> {
   const inherited = port === 0 ? undefined : takeInherited('tcp', address, port);
   const server = net.createServer({ noDelay: true });
   const table = new ConnectionTable(limits);
-  server.on('connection', (socket) => serveConnection(socket, dispatcher, limits, table));
+  let lastAccept = 0;
+  server.on('connection', (socket) => {
+    lastAccept = performance.now();
+    serveConnection(socket, dispatcher, limits, table);
+  });
   server.on('error', () => undefined);
   const wildcard = address === '';
   await new Promise<void>((resolveListen, reject) => {
@@ -223,6 +239,7 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
     else server.listen({ fd: inherited }, LISTEN_BACKLOG, listening);
   });
   const bound = server.address() as net.AddressInfo;
+  const addon = nativeUdp();
   return {
     transport: 'tcp',
     address,
@@ -232,14 +249,27 @@ export async function listenTcp(address: string, port: number, dispatcher: Dispa
         server.close(() => r());
         table.closeAll();
       }),
-    // No more accepts (the listening socket leaves the address with its last descriptor);
-    // connections already open get the answers to the queries they sent, then close.
-    drain: async () => {
+    // A successor listens on the same address: new connections go to it, those already queued
+    // here are taken and answered (./steer.ts); then no more accepts (the listening socket
+    // leaves the address with its last descriptor), and connections already open get the
+    // answers to the queries they sent, then close.
+    drain: async (shareOf?: GroupShareOf) => {
+      const fd = serverDescriptor(server);
+      if (shareOf && addon && fd !== undefined) {
+        await handOverConnections(
+          { fd, address: bound.address, port: bound.port, steer: addon.steerReusePort, acceptQueue: addon.acceptQueue, lastAccept: () => lastAccept },
+          shareOf,
+        );
+      }
       const closing = new Promise<void>((r) => server.close(() => r()));
       const limit = performance.now() + TCP_DRAIN_LIMIT_MS;
       while (table.busy(TCP_DRAIN_RECENT_MS) && performance.now() < limit) await new Promise((r) => setTimeout(r, 10));
       table.closeAll();
       await closing;
+    },
+    forgetSteering: () => {
+      const fd = serverDescriptor(server);
+      if (addon && fd !== undefined) addon.clearReusePortSteering(fd);
     },
   };
 }

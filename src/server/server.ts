@@ -13,6 +13,7 @@ import { listenHttps } from './doh.js';
 import { counter } from './metrics.js';
 import type { Counter } from './promclient.js';
 import type { ServeOptions, ServerControl, Shared } from './plugin.js';
+import type { GroupShareOf } from './steer.js';
 
 export interface StartOptions {
   /** Path of the Corefile; reload re-reads it. */
@@ -51,9 +52,12 @@ function closeListener(o: OpenListener): Promise<void[]> {
   return Promise.all(o.sockets.map((l) => l.close()));
 }
 
-/** Closes a listener's sockets, draining those that can stop taking queries first (Listener.drain). */
-function drainListener(o: OpenListener): Promise<void[]> {
-  return Promise.all(o.sockets.map((l) => ('drain' in l && l.drain ? l.drain() : l.close())));
+/**
+ * Closes a listener's sockets, draining those that can stop taking queries first (Listener.drain);
+ * with `shareOf`, TCP steers its new connections to the successor first (./steer.ts).
+ */
+function drainListener(shareOf?: GroupShareOf): (o: OpenListener) => Promise<void[]> {
+  return (o) => Promise.all(o.sockets.map((l) => ('drain' in l && l.drain ? l.drain(shareOf) : l.close())));
 }
 
 function describeError(e: unknown): string {
@@ -279,14 +283,27 @@ export class KdnsServer implements ServerControl {
    * Graceful stop: plugins' beforeShutdown (lameduck) while still answering, then close.
    * `handOver`: another process serves the same addresses (SO_REUSEPORT); the sockets stop
    * taking queries and answer those already taken before they close (Listener.drain).
+   * `shareOf` counts a TCP listener's SO_REUSEPORT group, so that its new connections can be
+   * sent to the successor's sockets before it closes (./steer.ts).
    */
-  async shutdown(opts: { handOver?: boolean } = {}): Promise<void> {
+  async shutdown(opts: { handOver?: boolean; shareOf?: GroupShareOf } = {}): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     await this.reloadChain.catch(() => undefined);
     const plugins = this.current?.plugins ?? [];
     await Promise.all(plugins.map(async ({ plugin }) => plugin.beforeShutdown?.()));
-    await this.closeAll(opts.handOver ? drainListener : closeListener);
+    await this.closeAll(opts.handOver ? drainListener(opts.shareOf) : closeListener);
+  }
+
+  /**
+   * Removes what a predecessor's hand-over left on the TCP listeners' SO_REUSEPORT groups (a
+   * program that would still skew which socket gets a connection); for a caller that knows no
+   * other process listens on these addresses any more. Nothing once stopping: this process's
+   * own hand-over sets those programs then.
+   */
+  forgetSteering(): void {
+    if (this.stopping) return;
+    for (const o of this.open.values()) for (const l of o.sockets) if ('forgetSteering' in l) l.forgetSteering?.();
   }
 
   /** Immediate stop: close listeners and stop plugins. */

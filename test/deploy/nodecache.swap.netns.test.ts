@@ -3,8 +3,11 @@
 // (SO_REUSEPORT), and once it serves the first gets SIGTERM. The leaving cache must leave the
 // interface and the iptables rules to its successor and hand over its queries: a stream of
 // lookups (a new UDP socket, and a new TCP connection, per lookup, as resolvers send them)
-// sent across the swap is answered in full (the node has net.ipv4.tcp_migrate_req=1, as the
-// README asks). Without a successor, SIGTERM tears down as node-cache does. Everything runs in a network namespace standing for the node.
+// sent across the swap is answered in full, on a node with the kernel's defaults
+// (net.ipv4.tcp_migrate_req=0: a TCP listener that closes resets the connections queued in it,
+// so the leaving cache must send new ones to its successor and take the queued ones first).
+// Without a successor, SIGTERM tears down as node-cache does. Everything runs in a network
+// namespace standing for the node.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -35,11 +38,13 @@ const TEMPLATE = `.:53 {
 
 /**
  * A client in the namespace: from the moment it starts until SIGUSR2, a lookup of
- * www.example.test every 10 ms, alternating a fresh UDP socket and a fresh TCP connection,
- * each waiting up to 3 s with no retry. On SIGUSR2 it stops sending and prints {sent, answered}
- * once every lookup has its answer or its timeout.
+ * www.example.test every EVERY_MS ms, alternating a fresh UDP socket and a fresh TCP connection
+ * (with TCP_ONLY, TCP each time), each waiting up to 3 s with no retry. On SIGUSR2 it stops
+ * sending and prints {sent, answered, missed} once every lookup has its answer or its timeout.
  */
-const CLIENT = `
+const client = (o: { everyMs: number; tcpOnly: boolean }): string => `const EVERY_MS = ${o.everyMs}, TCP_ONLY = ${o.tcpOnly};
+${CLIENT_BODY}`;
+const CLIENT_BODY = `
 const dgram = require('node:dgram'), net = require('node:net');
 const q = (id) => { const h = Buffer.alloc(12); h.writeUInt16BE(id, 0); h.writeUInt16BE(0x0100, 2); h.writeUInt16BE(1, 4);
   return Buffer.concat([h, Buffer.from([3]), Buffer.from('www'), Buffer.from([7]), Buffer.from('example'), Buffer.from([4]), Buffer.from('test'), Buffer.from([0, 0, 1, 0, 1])]); };
@@ -54,10 +59,11 @@ const tcp = (id) => { const m = q(id), l = Buffer.alloc(2); l.writeUInt16BE(m.le
   const t = setTimeout(() => end(false, 'timeout'), 3000);
   c.on('data', (d) => { got = Buffer.concat([got, d]); if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) end(got.readUInt16BE(2) === id && (got.readUInt16BE(5) & 15) === 0); });
   c.on('error', (e) => end(false, e.code)); c.on('close', () => end(false, 'closed')); };
-const timer = setInterval(() => { sent++; (sent % 2 ? udp : tcp)(sent & 0xffff); }, 10);
+const timer = setInterval(() => { sent++; (sent % 2 && !TCP_ONLY ? udp : tcp)(sent & 0xffff); }, EVERY_MS);
 console.log('sending');
 process.on('SIGUSR2', () => { clearInterval(timer); const w = setInterval(() => { if (open === 0) { clearInterval(w); console.log(JSON.stringify({ sent, answered, missed })); } }, 50); });
 `;
+const CLIENT = client({ everyMs: 10, tcpOnly: false });
 
 describe('node cache: a successor on the same address, then SIGTERM', { skip }, () => {
   let ns: NetNs;
@@ -67,9 +73,10 @@ describe('node cache: a successor on the same address, then SIGTERM', { skip }, 
   before(async () => {
     ns = NetNs.create('swap');
     ns.addDummy('cluster0', [`${UPSTREAM_SVC_IP}/32`]);
-    // As the README asks of nodes: a TCP listener that closes hands the connections waiting in
-    // its accept queue to the successor's listener instead of resetting them (Linux 5.14+).
-    ns.must(['sysctl', '-qw', 'net.ipv4.tcp_migrate_req=1']);
+    // The kernel's default, whatever the host has: a TCP listener that closes resets the
+    // connections waiting in its accept queue instead of moving them to another listener of the
+    // address (tcp_migrate_req=1, Linux 5.14+), so the hand-over must not leave any there.
+    ns.must(['sysctl', '-qw', 'net.ipv4.tcp_migrate_req=0']);
     named = await namedIn(ns, UPSTREAM_SVC_IP, { 'example.test': exampleZone() });
     dir = scratchDir('swap');
     writeFileSync(join(dir, 'Corefile.base'), TEMPLATE);
@@ -123,6 +130,33 @@ describe('node cache: a successor on the same address, then SIGTERM', { skip }, 
     } finally {
       await cache.stop();
     }
+  });
+
+  test('three swaps in a row under a stream of TCP lookups: no connection is reset or lost', async () => {
+    let serving = await startCache();
+    await waitFor(() => rules().length === 14, 10_000, 100);
+    // One new connection every 2 ms: at each swap some wait in the leaving listener's queue
+    // or handshake, where a close without the hand-over resets them.
+    const stream = ns.spawn([process.execPath, '-e', client({ everyMs: 2, tcpOnly: true })]);
+    await waitFor(() => stream.output().includes('sending'), 10_000, 20);
+    const exits: Array<number | null> = [];
+    try {
+      await sleep(300);
+      for (let swap = 0; swap < 3; swap++) {
+        const next = await startCache();
+        await sleep(300);
+        exits.push(await serving.stop());
+        serving = next;
+      }
+      await sleep(500);
+    } finally {
+      stream.child.kill('SIGUSR2');
+      await stream.done;
+      await serving.stop();
+    }
+    const { sent, answered, missed } = JSON.parse(stream.output().trim().split('\n').at(-1) ?? '{}') as { sent: number; answered: number; missed: string[] };
+    assert.deepEqual({ exits, missed }, { exits: [0, 0, 0], missed: [] }, `${answered} of ${sent} answered`);
+    assert.ok(sent > 500, `only ${sent} lookups sent`);
   });
 
   for (const c of cases) {

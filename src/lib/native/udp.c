@@ -28,7 +28,9 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <linux/filter.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,13 @@
 #include <unistd.h>
 #include <node_api.h>
 #include <uv.h>
+
+#ifndef SO_ATTACH_REUSEPORT_CBPF
+#define SO_ATTACH_REUSEPORT_CBPF 51
+#endif
+#ifndef SO_DETACH_REUSEPORT_BPF
+#define SO_DETACH_REUSEPORT_BPF 68
+#endif
 
 #define BATCH 64
 #define SLOT 4096
@@ -436,6 +445,78 @@ static napi_value udp_close_descriptor(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// A descriptor argument, or -1 (with a TypeError thrown) when it is missing or not a number.
+static int32_t fd_arg(napi_env env, napi_callback_info info, size_t want, napi_value *argv, const char *what) {
+  if (!take_args(env, info, want, argv, what)) return -1;
+  int32_t fd = -1;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) {
+    napi_throw_type_error(env, NULL, "kdns_udp: a descriptor expected");
+    return -1;
+  }
+  return fd;
+}
+
+// steerReusePort(fd, skip, spread): sets the program by which the kernel picks a socket of the
+// SO_REUSEPORT group that the listening TCP socket fd belongs to (it is the group's program,
+// shared by every member, whoever set it) for each new connection: index skip + a random number
+// below spread. The group holds its sockets in the order they joined, so a node cache leaving
+// to a successor, whose sockets joined after its own, sends every new connection to the
+// successor (src/server/steer.ts says why and when). An index the group does not have makes the
+// kernel pick by its hash, as without a program. Returns 0 or the errno.
+static napi_value udp_steer_reuseport(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  int32_t fd = fd_arg(env, info, 3, argv, "steerReusePort");
+  if (fd < 0) return NULL;
+  uint32_t skip, spread;
+  CHECK(napi_get_value_uint32(env, argv[1], &skip));
+  CHECK(napi_get_value_uint32(env, argv[2], &spread));
+  int rc = 0;
+  if (spread == 0) rc = EINVAL;  // the program would divide by zero: the kernel refuses it
+  else {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM)),
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, spread),
+        BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, skip),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+    };
+    struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+    if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) != 0) rc = errno;
+  }
+  napi_value out;
+  napi_create_int32(env, rc, &out);
+  return out;
+}
+
+// clearReusePortSteering(fd): removes the program of fd's SO_REUSEPORT group (one a
+// predecessor left); the kernel picks by its hash again. Returns 0, or the errno (ENOENT: there
+// was none).
+static napi_value udp_clear_reuseport_steering(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int32_t fd = fd_arg(env, info, 1, argv, "clearReusePortSteering");
+  if (fd < 0) return NULL;
+  int zero = 0;
+  int rc = setsockopt(fd, SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, &zero, sizeof zero) == 0 ? 0 : errno;
+  napi_value out;
+  napi_create_int32(env, rc, &out);
+  return out;
+}
+
+// acceptQueue(fd): how many connections wait in the listening TCP socket fd's accept queue
+// (handshake done, not yet accepted), or minus the errno.
+static napi_value udp_accept_queue(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int32_t fd = fd_arg(env, info, 1, argv, "acceptQueue");
+  if (fd < 0) return NULL;
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  // For a listener the kernel reports its accept queue's length in tcpi_unacked.
+  int32_t n = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 ? (int32_t)ti.tcpi_unacked : -errno;
+  napi_value out;
+  napi_create_int32(env, n, &out);
+  return out;
+}
+
 static udp_socket *unwrap(napi_env env, napi_value obj) {
   void *p = NULL;
   if (napi_unwrap(env, obj, &p) != napi_ok || p == NULL) {
@@ -671,6 +752,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"bindListener", NULL, udp_bind_listener, NULL, NULL, NULL, napi_default, NULL},
       {"closeDescriptor", NULL, udp_close_descriptor, NULL, NULL, NULL, napi_default, NULL},
       {"openListener", NULL, udp_open_listener, NULL, NULL, NULL, napi_default, NULL},
+      {"steerReusePort", NULL, udp_steer_reuseport, NULL, NULL, NULL, napi_default, NULL},
+      {"clearReusePortSteering", NULL, udp_clear_reuseport_steering, NULL, NULL, NULL, napi_default, NULL},
+      {"acceptQueue", NULL, udp_accept_queue, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value batch, slot, meta;
   napi_create_int32(env, BATCH, &batch);

@@ -41,6 +41,16 @@ export interface NativeUdp {
    * child did; TCP: listen); 0 or the errno.
    */
   openListener(fd: number, address: string, port: number): number;
+  /**
+   * Sets the program of the SO_REUSEPORT group the listening TCP socket `fd` belongs to: each
+   * new connection goes to the group's socket at index `skip` + a random number below `spread`
+   * (an index the group lacks: the kernel's own pick). 0 or the errno.
+   */
+  steerReusePort(fd: number, skip: number, spread: number): number;
+  /** Removes the program of fd's SO_REUSEPORT group; 0 or the errno (ENOENT: none was set). */
+  clearReusePortSteering(fd: number): number;
+  /** Connections waiting in the listening TCP socket fd's accept queue, or minus the errno. */
+  acceptQueue(fd: number): number;
 }
 
 let loaded: NativeUdp | null | undefined;
@@ -53,8 +63,9 @@ export function nativeUdp(): NativeUdp | null {
   try {
     const require = createRequire(import.meta.url);
     const addon = require('../../../build/kdns_udp.node') as Partial<NativeUdp>;
-    // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener): dgram rather than a missing function.
-    loaded = typeof addon.sendBatch === 'function' && typeof addon.setReceiveBuffer === 'function' && typeof addon.adopt === 'function' && typeof addon.openListener === 'function' ? (addon as NativeUdp) : null;
+    // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener/steerReusePort): dgram rather than a missing function.
+    const complete = (['sendBatch', 'setReceiveBuffer', 'adopt', 'openListener', 'steerReusePort', 'clearReusePortSteering', 'acceptQueue'] as const).every((f) => typeof addon[f] === 'function');
+    loaded = complete ? (addon as NativeUdp) : null;
   } catch {
     loaded = null;
   }
