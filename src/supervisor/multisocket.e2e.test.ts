@@ -11,7 +11,7 @@ import { FakeApiServer } from '../../test/util/fakeapi.js';
 import { kdnsCommand } from '../../test/util/kdns.js';
 import { freePort, waitFor } from '../../test/util/net.js';
 import { spawnCollected, type CollectedProcess } from '../../test/util/proc.js';
-import { alive, childrenOf, udpBurst } from '../../test/util/workers.js';
+import { alive, childrenOf, udpBurst, udpSocketsOn } from '../../test/util/workers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kdns-multisocket-'));
 
@@ -53,7 +53,7 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
     metricsPort = await freePort();
     kdns = serve('Corefile-hosts', hostsCorefile(port, metricsPort, '192.0.2.1'));
     parent = kdns.child.pid as number;
-    await waitFor(async () => childrenOf(parent).length === 2 && (await lookup('web.example', port).catch(() => '')) === 'NOERROR A 192.0.2.1', 15_000);
+    await waitFor(async () => childrenOf(parent).length === 2 && udpSocketsOn(port) === 2 && (await lookup('web.example', port).catch(() => '')) === 'NOERROR A 192.0.2.1', 30_000);
   });
   after(async () => {
     await kdns.stop();
@@ -77,12 +77,12 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
     }
     assert.ok(whileStopped < 400, `all 400 answered while worker ${second} was stopped: it holds no socket of the group`);
     assert.ok(whileStopped > 0, 'nothing answered: the other worker holds no socket either');
-    assert.equal(await udpBurst(port, 400, { sources: 32 }), 400);
+    assert.equal(await udpBurst(port, 400, { sources: 32, waitMs: 20_000 }), 400);
   });
 
   test('/metrics is the sum of both workers: requests counted once each', async () => {
     const before = sample(await scrape(metricsPort), `coredns_dns_requests_total{server="dns://127.0.0.1:${port}",zone=".",view="",proto="udp",family="1",type="A"}`) ?? 0;
-    assert.equal(await udpBurst(port, 300, { sources: 32 }), 300);
+    assert.equal(await udpBurst(port, 300, { sources: 32, waitMs: 20_000 }), 300);
     const text = await scrape(metricsPort);
     assert.equal(sample(text, `coredns_dns_requests_total{server="dns://127.0.0.1:${port}",zone=".",view="",proto="udp",family="1",type="A"}`), before + 300);
     assert.equal(sample(text, 'coredns_plugin_enabled{server="dns://127.0.0.1:' + port + '",zone=".",view="",name="multisocket"}'), 1);
@@ -92,8 +92,8 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
   test('a worker killed with SIGKILL is replaced; the burst sent meanwhile is answered whole', async () => {
     const [first, second] = childrenOf(parent) as [number, number];
     process.kill(first, 'SIGKILL');
-    assert.equal(await udpBurst(port, 300, { sources: 32 }), 300);
-    await waitFor(() => childrenOf(parent).length === 2 && !childrenOf(parent).includes(first), 10_000);
+    assert.equal(await udpBurst(port, 300, { sources: 32, waitMs: 20_000 }), 300);
+    await waitFor(() => childrenOf(parent).length === 2 && !childrenOf(parent).includes(first) && udpSocketsOn(port) === 2, 20_000);
     assert.ok(childrenOf(parent).includes(second), 'the other worker kept running');
     assert.match(kdns.output(), new RegExp(`worker 0 \\(pid ${first}\\) ended \\(SIGKILL\\) while serving; starting another`));
   });
@@ -102,9 +102,9 @@ describe('kdns serve with multisocket 2 (hosts)', () => {
     writeFileSync(join(dir, 'Corefile-hosts'), hostsCorefile(port, metricsPort, '192.0.2.2'));
     process.kill(parent, 'SIGUSR1');
     await waitFor(async () => {
-      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.example', port)));
+      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.example', port).catch(() => 'no answer')));
       return seen.every((s) => s === 'NOERROR A 192.0.2.2');
-    }, 10_000);
+    }, 20_000);
   });
 
   test('SIGTERM stops both workers and the parent, exit code 0', async () => {
@@ -118,14 +118,14 @@ describe('kdns serve with multisocket 2: lameduck', () => {
   test('on SIGTERM both workers answer through health\'s lameduck, then all end with exit code 0', async () => {
     const port = await freePort();
     const healthPort = await freePort();
-    const p = serve('Corefile-lameduck', `.:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  health 127.0.0.1:${healthPort} {\n    lameduck 1500ms\n  }\n  hosts {\n    192.0.2.7 web.example\n  }\n}\n`);
+    const p = serve('Corefile-lameduck', `.:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  health 127.0.0.1:${healthPort} {\n    lameduck 3s\n  }\n  hosts {\n    192.0.2.7 web.example\n  }\n}\n`);
     try {
       const parent = p.child.pid as number;
-      await waitFor(async () => childrenOf(parent).length === 2 && (await udpBurst(port, 50, { sources: 16, waitMs: 500 })) === 50, 15_000);
+      await waitFor(async () => childrenOf(parent).length === 2 && (await udpBurst(port, 50, { sources: 16, waitMs: 500 })) === 50, 30_000);
       const workers = childrenOf(parent);
       p.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
-      assert.equal(await udpBurst(port, 300, { sources: 32, waitMs: 1000 }), 300, 'a worker stopped answering during lameduck');
+      assert.equal(await udpBurst(port, 300, { sources: 32, waitMs: 2000 }), 300, 'a worker stopped answering during lameduck');
       assert.equal(await p.done, 0);
       for (const w of workers) assert.equal(alive(w), false);
     } finally {
@@ -147,7 +147,7 @@ describe('kdns serve with multisocket 2 (kubernetes from the API)', () => {
     const url = await api.listen();
     port = await freePort();
     kdns = serve('Corefile-api', `cluster.local:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  kubernetes {\n    endpoint ${url}\n  }\n}\n`);
-    await waitFor(async () => childrenOf(kdns.child.pid as number).length === 2 && (await lookup('cart.shop.svc.cluster.local', port).catch(() => '')) === 'NOERROR A 10.96.44.12', 15_000);
+    await waitFor(async () => childrenOf(kdns.child.pid as number).length === 2 && (await lookup('cart.shop.svc.cluster.local', port).catch(() => '')) === 'NOERROR A 10.96.44.12', 30_000);
   });
   after(async () => {
     await kdns?.stop();
@@ -170,23 +170,23 @@ describe('kdns serve with multisocket 2 (kubernetes from the API)', () => {
 
   test('a Service added through the API is answered by every worker', async () => {
     api.add('/api/v1/services', { metadata: { name: 'web', namespace: 'shop' }, spec: { clusterIP: '10.96.50.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
-    await waitFor(async () => (await lookup('web.shop.svc.cluster.local', port)) === 'NOERROR A 10.96.50.1', 5000);
+    await waitFor(async () => (await lookup('web.shop.svc.cluster.local', port).catch(() => '')) === 'NOERROR A 10.96.50.1', 20_000);
     // Every lookup from here on has a fresh source port: either worker may take it.
     await waitFor(async () => {
-      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.shop.svc.cluster.local', port)));
+      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.shop.svc.cluster.local', port).catch(() => 'no answer')));
       return seen.every((s) => s === 'NOERROR A 10.96.50.1');
-    }, 5000);
+    }, 20_000);
   });
 
   test('a follower killed with SIGKILL comes back with the whole state from the parent, without reading the API', async () => {
     const lists = api.requests.filter((r) => !r.watch).length;
     const [, follower] = childrenOf(kdns.child.pid as number) as [number, number];
     process.kill(follower, 'SIGKILL');
-    await waitFor(() => childrenOf(kdns.child.pid as number).length === 2 && !childrenOf(kdns.child.pid as number).includes(follower), 10_000);
+    await waitFor(() => childrenOf(kdns.child.pid as number).length === 2 && !childrenOf(kdns.child.pid as number).includes(follower), 20_000);
     await waitFor(async () => {
-      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.shop.svc.cluster.local', port)));
+      const seen = await Promise.all(Array.from({ length: 16 }, () => lookup('web.shop.svc.cluster.local', port).catch(() => 'no answer')));
       return seen.every((s) => s === 'NOERROR A 10.96.50.1');
-    }, 5000);
+    }, 20_000);
     assert.equal(api.requests.filter((r) => !r.watch).length, lists);
   });
 });

@@ -6,6 +6,7 @@ import dgram from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import { nameToWire } from '../../src/lib/dns/name.js';
 import { buildQuery } from '../../src/lib/dns/wire.js';
+import { parseProcNet } from '../../src/nodecache/successor.js';
 import { waitFor } from './net.js';
 
 /** The processes `pid` started (its main thread's children). */
@@ -36,4 +37,10 @@ export async function udpBurst(port: number, count: number, opts: { name?: strin
   await waitFor(() => seen.size === count, waitMs).catch(() => undefined);
   for (const s of sockets) s.close();
   return seen.size;
+}
+
+/** How many UDP sockets of this network namespace are bound to `port` and take queries (a worker binds its socket as it starts serving). */
+export function udpSocketsOn(port: number): number {
+  const tables = ['/proc/net/udp', '/proc/net/udp6'].filter(existsSync).map((f) => readFileSync(f, 'utf8'));
+  return tables.flatMap((t) => parseProcNet(t, 'udp')).filter((s) => s.port === port).length;
 }
