@@ -50,7 +50,13 @@
 #     measuring point writes where its memory is (V8's heap spaces, code, the binary's pages,
 #     malloc) into PROBE/<size>[-LABEL].jsonl, printed as a table after the row (stderr)]
 #   SNAPSHOT [0; 1 with PROBE: after "idle", a heap snapshot into PROBE/<size>[-LABEL].heapsnapshot,
-#     its summary by constructor printed (stderr), and the figures after its full collection]
+#     its summary by constructor printed (stderr), and the figures after its full collection;
+#     of the first worker when there are several; SNAPSHOT=parent: of their parent]
+#   WORKERS [1; N > 1 adds `multisocket N` to `kdns serve`'s Corefile: a parent and N workers.
+#     The MiB columns are then the pod's (anonymous memory summed over the processes, file pages
+#     once, as for the node cache), "parent" is the parent's VmRSS, and a line under the row gives
+#     each process's RSS (anonymous part in brackets) after the load and idle. With PROBE every
+#     process writes its record, the table shows one block per process]
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -76,6 +82,8 @@ FIXTURES="${FIXTURES:-${TMPDIR:-/tmp}/kdns-bench-memory}"
 READY_TIMEOUT="${READY_TIMEOUT:-600}"
 LABEL="${LABEL:-}"
 SOURCE="${SOURCE:-manifests}"
+WORKERS="${WORKERS:-1}"
+[[ "$WORKERS" =~ ^[1-9][0-9]*$ ]] || { echo "bench-memory: WORKERS must be a whole number from 1, not '$WORKERS'" >&2; exit 2; }
 case "$SOURCE" in manifests | api) ;; *) echo "bench-memory: SOURCE must be manifests or api, not '$SOURCE'" >&2; exit 2 ;; esac
 
 for tool in dnsperf named curl taskset node openssl; do
@@ -90,14 +98,18 @@ if [ -n "${PROBE:-}" ]; then
   mkdir -p "$PROBE"
   probe_flags="--import $here/scripts/memory-probe.mjs"
 fi
-# probe PID FILE LABEL: the preloaded probe appends where the memory is now to FILE (the
-# serving process's: the worker when there is a parent).
+# probe PID FILE LABEL: the preloaded probe appends where the memory is now to FILE: every
+# process's record (each names its pid and role), or with LABEL "snapshot" only the serving
+# process's (the first worker when there is a parent; with SNAPSHOT=parent the parent), which
+# writes the one heap snapshot.
 probe() {
   [ -n "$2" ] || return 0
-  local p
+  local p procs
   echo "$3" >"$2.label"
-  for p in $(tree "$1"); do :; done
-  kill -WINCH "$p"
+  procs="$(tree "$1")"
+  if [ "$3" = snapshot ] && [ "${SNAPSHOT:-0}" = parent ]; then procs="$1"
+  elif [ "$3" = snapshot ]; then set -- $procs; procs="${2:-$1}"; fi
+  for p in $procs; do kill -WINCH "$p"; done
   sleep 1
 }
 
@@ -128,6 +140,22 @@ pod_kib() {
   echo "$anon $file"
 }
 pod_total() { pod_kib "$1" | awk '{ print $1 + $2 }'; }
+# role PID: parent, worker N (its KDNS_WORKER_INDEX) or single.
+role() {
+  local i
+  i="$(tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | awk -F= '$1 == "KDNS_WORKER_INDEX" { print $2 }')"
+  if [ -n "$i" ]; then echo "worker$i"
+  elif [ "$(tree "$1" | wc -w)" -gt 1 ]; then echo parent
+  else echo single; fi
+}
+# each_rss PID: every process's VmRSS and, in brackets, its anonymous part (MiB), by role.
+each_rss() {
+  local p out=""
+  for p in $(tree "$1"); do
+    out+="$(role "$p") $(mib "$(kib "$p" VmRSS)") ($(mib "$(($(kib "$p" RssAnon) + $(kib "$p" RssShmem)))"))  "
+  done
+  echo "$out"
+}
 peak_kib() { local p m=0 h; for p in $(tree "$1"); do h="$(kib "$p" VmHWM)"; [ "$h" -le "$m" ] || m="$h"; done; echo "$m"; }
 
 run_dir="$(mktemp -d "${TMPDIR:-/tmp}/kdns-bench-memory.XXXXXX")"
@@ -220,12 +248,14 @@ source_lines() { # FIXTURE_DIR INDENT
 }
 
 # serve_corefile FIXTURE_DIR > Corefile: the stock Kubernetes Corefile (kubeadm's coredns
-# ConfigMap), on loopback ports, without the DROP directives.
+# ConfigMap), on loopback ports, without the DROP directives; with WORKERS > 1 `multisocket`.
 serve_corefile() {
-  local conf
+  local conf multisocket=""
+  [ "$WORKERS" = 1 ] || multisocket="
+    multisocket $WORKERS"
   conf="$(cat <<CONF
 .:$PORT {
-    bind 127.0.0.1
+    bind 127.0.0.1$multisocket
     errors
     health 127.0.0.1:18080 {
         lameduck 5s
@@ -271,11 +301,19 @@ JS
 }
 
 # wait_ready PID LOG WHAT: until kdns is ready (serve: /ready; nodecache: /health and its pods).
+# With WORKERS > 1 each connection reaches one worker (SO_REUSEPORT spreads them): /ready must
+# answer 200 to 4 × WORKERS - 3 connections in a row (5 for two workers), so that every worker
+# has most likely answered.
 wait_ready() {
-  local deadline=$((SECONDS + READY_TIMEOUT))
+  local deadline=$((SECONDS + READY_TIMEOUT)) ok=0
   while :; do
     if [ "$3" = serve ]; then
-      [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18181/ready 2>/dev/null)" = 200 ] && return 0
+      if [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18181/ready 2>/dev/null)" = 200 ]; then
+        ok=$((ok + 1))
+        [ "$ok" -lt $((4 * WORKERS - 3)) ] || return 0
+        continue
+      fi
+      ok=0
     else
       [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:18080/health 2>/dev/null)" = 200 ] && grep -q 'pods on node bench-node from' "$2" && return 0
     fi
@@ -336,16 +374,19 @@ measure() { # SIZE -> one table row on stdout
     -c "$CLIENTS" -q "$OUTSTANDING" -O suppress=timeouts,unexpected,congestion,sockready 2>&1)"
   after="$(pod_total "$pid")"
   p1="$(ticks "$pid")"
+  local each_after each_idle
+  each_after="$(each_rss "$pid")"
   probe "$pid" "$probe_file" after-load
   sleep "$IDLE"
   read -r anon file < <(pod_kib "$pid")
   idle=$((anon + file))
+  each_idle="$(each_rss "$pid")"
   local procs parent_rss=-
   procs="$(tree "$pid" | wc -w)"
   [ "$procs" = 1 ] || parent_rss="$(mib "$(kib "$pid" VmRSS)")"
   hwm="$(peak_kib "$pid")"
   probe "$pid" "$probe_file" idle
-  if [ "${SNAPSHOT:-0}" = 1 ] && [ -n "$probe_file" ]; then
+  if [ "${SNAPSHOT:-0}" != 0 ] && [ -n "$probe_file" ]; then
     probe "$pid" "$probe_file" snapshot
     # Written synchronously in the signal's turn; the record follows it.
     local waited=0
@@ -363,6 +404,10 @@ measure() { # SIZE -> one table row on stdout
   printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7.1f %8s %8s  %s\n' "$size" "$(mib "$loaded")" "$(mib "$settled")" "$(mib "$after")" \
     "$(mib "$idle")" "$(mib "$anon")" "$(mib "$file")" "$(mib "$hwm")" "$parent_rss" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
     "${qps:-?}" "$us" "$LABEL"
+  if [ "$procs" != 1 ]; then
+    printf '%-16s after-load: %s\n' "" "$each_after"
+    printf '%-16s idle:       %s\n' "" "$each_idle"
+  fi
 }
 
 printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7s %8s %8s  %s\n' "size" "loaded" "settled" "after-load" "idle" "anon" "file" "HWM" "parent" "load_s" "qps" "cpu_us/q" "label"
@@ -370,4 +415,4 @@ printf '%-16s %9s %9s %10s %8s %6s %6s %8s %7s %7s %8s %8s\n' "" "MiB" "MiB" "Mi
 for size in "$@"; do
   measure "$size"
 done
-log "node $(node -v), flags: ${NODE_FLAGS:-(none)}; source: $SOURCE; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "node $(node -v), flags: ${NODE_FLAGS:-(none)}; source: $SOURCE; workers: $WORKERS; load average: $(cut -d' ' -f1-3 /proc/loadavg)"

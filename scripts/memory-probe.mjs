@@ -5,6 +5,8 @@
 //
 //   label     the text of $KDNS_MEMORY_PROBE.label, read at the signal (the script writes the
 //             measuring point there: loaded, settled, after-load, idle, after-gc)
+//   pid, role the process, and "worker N" for a multisocket worker, "main" for any other (the
+//             parent of workers, or a process serving alone); the table has a block per pid
 //   usage     process.memoryUsage() in bytes
 //   heap      v8.getHeapStatistics(), and each space's committed, physical and used bytes
 //   code      v8.getHeapCodeStatistics(): compiled code and bytecode inside the heap
@@ -66,6 +68,8 @@ if (out) {
     if (at === 'snapshot' && snapshotPath) v8.writeHeapSnapshot(snapshotPath);
     const record = {
       label: at,
+      pid: process.pid,
+      role: process.env.KDNS_WORKER === '1' ? `worker ${process.env.KDNS_WORKER_INDEX ?? 0}` : 'main',
       node: process.version,
       usage: process.memoryUsage(),
       heap: v8.getHeapStatistics(),
@@ -81,7 +85,17 @@ if (out) {
 // side, MiB, one column per measuring point.
 const mib = (bytes) => (bytes / 1048576).toFixed(1);
 function table(file) {
-  const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const all = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  // Several processes (a parent and its workers) write to one file: a block for each.
+  const pids = [...new Set(all.map((r) => r.pid))];
+  for (const pid of pids) {
+    const records = all.filter((r) => r.pid === pid);
+    if (pids.length > 1) console.log(`-- ${records[0].role ?? 'process'} (pid ${pid})`);
+    processTable(records);
+  }
+}
+
+function processTable(records) {
   const spaceNames = [...new Set(records.flatMap((r) => Object.keys(r.spaces)))];
   const rows = [
     ['RSS', (r) => r.usage.rss],

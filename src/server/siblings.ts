@@ -110,7 +110,30 @@ export async function gather(topic: string): Promise<unknown[]> {
 
 /** Sends changes of `channel` to the parent, which keeps them for the workers that follow it. */
 export function publish(channel: string, ops: RelayOps): void {
-  send({ type: 'publish', channel, ops });
+  for (const part of splitRelayOps(ops)) send({ type: 'publish', channel, ops: part });
+}
+
+/**
+ * Changes per IPC message. A cluster's first list is one store batch (10,000 Services: about
+ * 8 MB of JSON); sent whole, every process on its way (the publisher, the parent, each follower)
+ * builds and parses a string of that size in V8's large-object space, which an idle process does
+ * not collect: the parent held 8–10 MiB of such garbage after relaying 10,000 Services. 128
+ * changes of a few hundred bytes each stay far below the 128 KiB above which V8 allocates a
+ * string as a large object, and die young.
+ */
+export const RELAY_CHANGES_PER_MESSAGE = 128;
+
+/**
+ * `ops` as consecutive parts of at most `max` changes each, in order; `synced` on the last part
+ * only, so that a follower is synced when it has every change before it. Empty changes: `ops`.
+ */
+export function splitRelayOps(ops: RelayOps, max: number = RELAY_CHANGES_PER_MESSAGE): RelayOps[] {
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`splitRelayOps: max must be a whole number from 1, not ${max}`);
+  if (ops.changes.length <= max) return [ops];
+  const parts: RelayOps[] = [];
+  for (let i = 0; i < ops.changes.length; i += max) parts.push({ changes: ops.changes.slice(i, i + max) });
+  if (ops.synced !== undefined) (parts[parts.length - 1] as RelayOps).synced = ops.synced;
+  return parts;
 }
 
 /** Receives every value of `channel` the parent holds, then each change as it is published. */

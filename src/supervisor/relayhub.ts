@@ -7,7 +7,7 @@
 // The hub never parses a value: the parent stays free of the plugins' code.
 
 import type { ChildProcess } from 'node:child_process';
-import type { RelayOps, SiblingMessage } from '../server/siblings.js';
+import { RELAY_CHANGES_PER_MESSAGE, type RelayOps, type SiblingMessage } from '../server/siblings.js';
 
 const GATHER_TIMEOUT_MS = 2_000;
 
@@ -69,10 +69,18 @@ export class RelayHub {
     for (const f of channel.followers) if (f !== from) tell(f, { type: 'relayed', channel: name, ops });
   }
 
+  /** `child` gets the channel's whole state, in parts the size a publisher sends, then every change. */
   follow(child: ChildProcess, name: string): void {
     const channel = this.channel(name);
     channel.followers.add(child);
-    tell(child, { type: 'relayed', channel: name, ops: { changes: [...channel.values], synced: channel.synced } });
+    let changes: RelayOps['changes'] = [];
+    for (const entry of channel.values) {
+      changes.push(entry);
+      if (changes.length < RELAY_CHANGES_PER_MESSAGE) continue;
+      tell(child, { type: 'relayed', channel: name, ops: { changes } });
+      changes = [];
+    }
+    tell(child, { type: 'relayed', channel: name, ops: { changes, synced: channel.synced } });
   }
 
   /** A worker ended: it follows nothing, and gathers stop waiting for it. */
