@@ -15,6 +15,7 @@ import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, 
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../lib/cluster/labels.js';
+import type { ApiLimits } from '../../lib/cluster/apigate.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { zoneArgs } from '../pkg/zones.js';
 
@@ -30,6 +31,8 @@ export type SourceSpec =
       kubeconfig?: { path: string; context?: string };
       /** Full relist interval (0 = watch only). */
       resyncMs: number;
+      /** `apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`; absent when none is set. */
+      limits?: ApiLimits;
     };
 
 export interface KubernetesConfig {
@@ -110,6 +113,7 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
   };
   const source: SourceProperties = { lines: new Map() };
+  const limits: ApiLimits = { qps: 0, burst: 0, maxInflight: 0 };
   const seen = new Map<string, Directive>();
   for (const p of d.block ?? []) {
     if (SINGLE.has(p.name)) {
@@ -159,19 +163,21 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         cfg.startupTimeoutMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'startup_timeout');
         break;
       case 'apiserver_qps': {
-        // A float, as client-go's QPS; a client-side throttle with nothing to tune in kdns.
+        // A number with a fraction allowed, as client-go's QPS (0.5: one request every 2 s).
         const text = expectArgs(p, 1, 1)[0] as string;
         const qps = Number(text);
         if (text.trim() === '' || !Number.isFinite(qps)) throw CorefileError.at(argPosition(p, 0), `invalid apiserver_qps: "${text}" is not a number`);
         if (qps < 0) throw CorefileError.at(argPosition(p, 0), `apiserver_qps must be >= 0, got ${text}`);
+        limits.qps = qps;
         break;
       }
       case 'zonal':
         throw CorefileError.at(p, 'zonal is not available in kdns (zone-scoped names for headless services are not served); remove the line');
       case 'apiserver_burst':
+        limits.burst = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
+        break;
       case 'apiserver_max_inflight':
-        // Client-side throttles of client-go; accepted so CoreDNS Corefiles load, nothing to tune here.
-        parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
+        limits.maxInflight = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
         break;
       case 'multicluster':
         cfg.multiclusterZones = zoneArgs(p, p.args);
@@ -194,6 +200,8 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
   if (named !== undefined) cfg.source = named;
   else if (clusterDir !== undefined) cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
   else cfg.source = apiSource(source);
+  // The limits are the API client's: a manifest directory makes no requests to limit.
+  if (cfg.source.kind === 'api' && (limits.qps > 0 || limits.burst > 0 || limits.maxInflight > 0)) cfg.source.limits = limits;
   return cfg;
 }
 
