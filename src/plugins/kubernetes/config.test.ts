@@ -45,7 +45,7 @@ function summary(c: KubernetesConfig): Summary {
     ttl: c.ttl,
     pods: c.podMode,
     source: sourceText(c),
-    flags: [c.endpointPodNames && 'endpoint_pod_names', c.noEndpoints && 'noendpoints', c.ignoreEmptyService && 'ignore_empty'].filter(Boolean).join(' '),
+    flags: [c.endpointPodNames && 'endpoint_pod_names', c.noEndpoints && 'noendpoints', c.ignoreEmptyService && 'ignore_empty', c.zonal === true && 'zonal'].filter(Boolean).join(' '),
     namespaces: c.namespaces ? [...c.namespaces].join(' ') : undefined,
     labels: c.labels?.text,
     namespaceLabels: c.namespaceLabels?.text,
@@ -82,6 +82,7 @@ const good: Array<{ what: string; corefile: string; clusterDir?: string; expect:
   },
   { what: 'namespace_labels joins its words', corefile: 'kubernetes {\n namespace_labels env in (prod, qa)\n}', expect: { namespaceLabels: 'env in (prod, qa)' } },
   { what: 'fallthrough without zones: everything', corefile: 'kubernetes {\n fallthrough\n}', expect: { fallthrough: '' } },
+  { what: 'zonal', corefile: 'kubernetes {\n zonal\n}', expect: { flags: 'zonal' } },
   { what: 'ttl at its maximum', corefile: 'kubernetes {\n ttl 3600\n}', expect: { ttl: 3600 } },
   // CoreDNS's setup_test.go (TestKubernetesParseAPIServerThrottle): the three limits, read into the API source.
   { what: 'apiserver limits', corefile: 'kubernetes {\n apiserver_qps 50.0\n apiserver_burst 100\n apiserver_max_inflight 25\n}', expect: { source: 'api qps=50 burst=100 max_inflight=25' } },

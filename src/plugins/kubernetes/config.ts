@@ -5,10 +5,9 @@
 //       namespaces NAMESPACE...      namespace_labels EXPRESSION      labels EXPRESSION
 //       pods disabled|insecure|verified      endpoint_pod_names      ttl TTL      noendpoints
 //       fallthrough [ZONES...]      ignore empty_service      startup_timeout DURATION
-//       multicluster [ZONES...]      apiserver_qps QPS      apiserver_burst N
+//       multicluster [ZONES...]      zonal      apiserver_qps QPS      apiserver_burst N
 //       apiserver_max_inflight N
 //   }
-// CoreDNS's `zonal` is refused: kdns does not serve zone-scoped names.
 
 import { resolve } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
@@ -53,6 +52,8 @@ export interface KubernetesConfig {
   fallthrough?: string[];
   /** Zones (of `zones`) served from ServiceImports of the Multi-Cluster Services API. */
   multiclusterZones?: string[];
+  /** Headless services also answer `<topology-zone>.pin|prefer._zone.<service>.<namespace>.svc.<zone>`. */
+  zonal?: boolean;
   source: SourceSpec;
   /** How long start-up waits for the first sync before serving anyway (CoreDNS: 5s). */
   startupTimeoutMs: number;
@@ -91,6 +92,7 @@ const SINGLE = new Set([
   'manifests',
   'startup_timeout',
   'multicluster',
+  'zonal',
 ]);
 
 /**
@@ -109,6 +111,7 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
     endpointPodNames: false,
     noEndpoints: false,
     ignoreEmptyService: false,
+    zonal: false,
     source: { kind: 'api', resyncMs: 0 },
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
   };
@@ -172,7 +175,9 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         break;
       }
       case 'zonal':
-        throw CorefileError.at(p, 'zonal is not available in kdns (zone-scoped names for headless services are not served); remove the line');
+        expectArgs(p, 0, 0);
+        cfg.zonal = true;
+        break;
       case 'apiserver_burst':
         limits.burst = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
         break;
@@ -192,6 +197,11 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         unknownProperty(p, 'kubernetes');
       }
     }
+  }
+  const zonal = seen.get('zonal');
+  if (cfg.zonal && cfg.noEndpoints && zonal) {
+    // Zone-scoped names are made of endpoints: with none read, every one of them would be wrong.
+    throw CorefileError.at(zonal, 'zonal needs the endpoints, which noendpoints turns off; remove one of the two');
   }
   if (cfg.namespaces && cfg.namespaceLabels) {
     throw CorefileError.at(d, 'namespaces and namespace_labels cannot both be set');

@@ -25,6 +25,8 @@ export interface SourceNeeds {
   podsOnly?: boolean;
   /** Only the pods scheduled on this node (`spec.nodeName`). */
   nodeName?: string;
+  /** Keep the endpoints' zones (`zonal`): each address one field more. */
+  zones?: boolean;
 }
 
 export interface SourceHandle {
@@ -89,9 +91,9 @@ async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: Clust
 export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
   // Blocks that need different kinds (or another node's pods) read the source separately: each
   // keeps only what it needs. Every field written out, in one order, so equal needs give one key.
-  const n = { pods: needs.pods, endpoints: needs.endpoints, multicluster: needs.multicluster, podsOnly: needs.podsOnly ?? false, nodeName: needs.nodeName ?? '' };
+  const n = { pods: needs.pods, endpoints: needs.endpoints, multicluster: needs.multicluster, podsOnly: needs.podsOnly ?? false, nodeName: needs.nodeName ?? '', zones: needs.zones ?? false };
   if (spec.kind === 'directory') {
-    return `dir:${spec.dir}:${n.pods ? 'pods' : ''}:${n.endpoints ? 'endpoints' : ''}:${n.multicluster ? 'multicluster' : ''}:${n.podsOnly ? 'podsOnly' : ''}:${n.nodeName}`;
+    return `dir:${spec.dir}:${n.pods ? 'pods' : ''}:${n.endpoints ? 'endpoints' : ''}:${n.multicluster ? 'multicluster' : ''}:${n.podsOnly ? 'podsOnly' : ''}:${n.nodeName}:${n.zones ? 'zones' : ''}`;
   }
   return `api:${JSON.stringify({ ...spec, needs: n })}`;
 }
@@ -168,11 +170,13 @@ export class SourceRegistry {
    * other workers follow it (./relay.ts). A directory, and a process without siblings, is read here.
    */
   private async relayedOrRead(spec: SourceSpec, needs: SourceNeeds, log: SourceLog): Promise<ClusterSource> {
-    if (spec.kind !== 'api') return this.factory(spec, needs, new ClusterStore(), log);
+    const options = { endpointZones: needs.zones === true };
+    if (spec.kind !== 'api') return this.factory(spec, needs, new ClusterStore(options), log);
     // Only the worker that reads the API makes requests, so only it has request metrics.
-    if (workerCount() <= 1) return this.factory(spec, needs, new ClusterStore(), log, apiRequestMetrics(this.shared.metrics));
+    if (workerCount() <= 1) return this.factory(spec, needs, new ClusterStore(options), log, apiRequestMetrics(this.shared.metrics));
     const channel = `cluster ${sourceKey(spec, needs)}`;
-    if (workerIndex() === 0) return this.factory(spec, needs, new PublishingStore(channel), log, apiRequestMetrics(this.shared.metrics));
-    return new FollowingSource(channel, new ClusterStore(), `the Kubernetes API, as worker 0 reads it`);
+    if (workerIndex() === 0) return this.factory(spec, needs, new PublishingStore(channel, options), log, apiRequestMetrics(this.shared.metrics));
+    // The follower converts what worker 0 read itself: it keeps zones by the same needs.
+    return new FollowingSource(channel, new ClusterStore(options), `the Kubernetes API, as worker 0 reads it`);
   }
 }
