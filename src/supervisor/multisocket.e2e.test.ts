@@ -142,11 +142,24 @@ describe('kdns serve with multisocket 2 (kubernetes from the API)', () => {
   before(async () => {
     api = new FakeApiServer();
     api.seed('/api/v1/namespaces', [{ metadata: { name: 'shop' } }]);
-    api.seed('/api/v1/services', [{ metadata: { name: 'cart', namespace: 'shop' }, spec: { clusterIP: '10.96.44.12', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } }]);
-    api.seed('/apis/discovery.k8s.io/v1/endpointslices', []);
+    api.seed('/api/v1/services', [
+      { metadata: { name: 'cart', namespace: 'shop' }, spec: { clusterIP: '10.96.44.12', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+      { metadata: { name: 'db', namespace: 'shop' }, spec: { clusterIP: 'None', ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }] } },
+    ]);
+    api.seed('/apis/discovery.k8s.io/v1/endpointslices', [
+      {
+        metadata: { name: 'db-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'db' } },
+        addressType: 'IPv4',
+        endpoints: [
+          { addresses: ['10.244.1.5'], zone: 'zone-a' },
+          { addresses: ['10.244.2.5'], zone: 'zone-b' },
+        ],
+        ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }],
+      },
+    ]);
     const url = await api.listen();
     port = await freePort();
-    kdns = serve('Corefile-api', `cluster.local:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  kubernetes {\n    endpoint ${url}\n  }\n}\n`);
+    kdns = serve('Corefile-api', `cluster.local:${port} {\n  bind 127.0.0.1\n  multisocket 2\n  kubernetes {\n    endpoint ${url}\n    zonal\n  }\n}\n`);
     await waitFor(async () => childrenOf(kdns.child.pid as number).length === 2 && (await lookup('cart.shop.svc.cluster.local', port).catch(() => '')) === 'NOERROR A 10.96.44.12', 30_000);
   });
   after(async () => {
@@ -166,6 +179,16 @@ describe('kdns serve with multisocket 2 (kubernetes from the API)', () => {
         ['/apis/discovery.k8s.io/v1/endpointslices', 1, 1],
       ],
     );
+  });
+
+  test('zonal: every worker keeps the endpoints\' zones (worker 0 reads them, the follower converts what it relays)', async () => {
+    // A follower without the zones answers NODATA ("NOERROR"); a lookup lost on a loaded machine is asked again.
+    let seen: string[] = [];
+    await waitFor(async () => {
+      seen = await Promise.all(Array.from({ length: 16 }, () => lookup('zone-b.pin._zone.db.shop.svc.cluster.local', port).catch(() => 'no answer')));
+      return !seen.includes('no answer') || undefined;
+    }, 20_000).catch(() => undefined);
+    assert.deepEqual([...new Set(seen)], ['NOERROR A 10.244.2.5']);
   });
 
   test('a Service added through the API is answered by every worker', async () => {

@@ -156,6 +156,8 @@ export interface RecordedRequest {
   watch: boolean;
   params: Record<string, string>;
   contentType: string;
+  /** performance.now() when the request arrived (for tests of client-side rate limits). */
+  receivedAt: number;
 }
 
 /** What the admission hook is given: the resource, the request's namespace and query, the decoded object. */
@@ -653,9 +655,10 @@ export class FakeApiServer {
     const params = Object.fromEntries(url.searchParams);
     const watch = params['watch'] === 'true' || params['watch'] === '1';
     const method = req.method ?? 'GET';
+    const receivedAt = performance.now();
     let body = '';
     for await (const chunk of req) body += String(chunk);
-    this.requests.push({ method, path: url.pathname, watch, params, contentType: req.headers['content-type'] ?? '' });
+    this.requests.push({ method, path: url.pathname, watch, params, contentType: req.headers['content-type'] ?? '', receivedAt });
     const route = this.route(url.pathname);
     if (!route) return this.status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
     if (this.failNext > 0) {

@@ -47,6 +47,12 @@ const namespaceNames = new Interner<string>(100_000);
 const portLists = new Interner<readonly PortInfo[]>(20_000);
 const labelSets = new Interner<Labels>(50_000);
 const ownerNames = new Interner<string>(100_000);
+/** A cluster has a handful of zones; each address points at one shared string. */
+const zoneNames = new Interner<string>(10_000);
+
+function internZone(zone: string): string {
+  return zoneNames.get(zone, () => zone);
+}
 
 function internNamespace(ns: string): string {
   return namespaceNames.get(ns, () => ns);
@@ -133,7 +139,12 @@ function targetName(name: string | undefined): string {
   return name !== undefined && name.length < 64 ? name : '';
 }
 
-export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion): EndpointGroup {
+/**
+ * An EndpointSlice as the store keeps it. `keepZones`: each address keeps its endpoint's zone
+ * (lower-cased once here: names arrive lower-cased), for zone-scoped names; without it addresses
+ * carry no zone field at all.
+ */
+export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion, keepZones = false): EndpointGroup {
   const namespace = internNamespace(slice.metadata.namespace ?? 'default');
   // An MCS slice belongs to its ServiceImport, not to a Service (see isMulticlusterGroup).
   const labels = slice.metadata.labels;
@@ -143,10 +154,12 @@ export function sliceToGroup(slice: EndpointSlice, version?: ObjectVersion): End
   if (slice.addressType !== 'FQDN') {
     for (const ep of slice.endpoints ?? []) {
       const ready = ep.conditions?.ready !== false;
+      const zone = keepZones && typeof ep.zone === 'string' && ep.zone !== '' ? internZone(ep.zone.toLowerCase()) : undefined;
       for (const a of ep.addresses) {
         const ip = canonicalIP(a);
         if (ip === undefined) continue;
-        addresses.push({ ip, hostname: ep.hostname ?? '', targetRefName: targetName(ep.targetRef?.name), nodeName: ep.nodeName ?? '', ready });
+        const address: EndpointAddressInfo = { ip, hostname: ep.hostname ?? '', targetRefName: targetName(ep.targetRef?.name), nodeName: ep.nodeName ?? '', ready };
+        addresses.push(zone === undefined ? address : { ...address, zone });
       }
     }
   }

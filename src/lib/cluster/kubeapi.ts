@@ -22,6 +22,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIPv6 } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiGate, hostOf, unlimitedGate, type Admission, type ApiLimits, type ApiRequestMetrics } from './apigate.js';
 import type { ClusterSource, SourceLog } from './source.js';
 import { ClusterStore, type StoredKind } from './store.js';
 import type { ClusterObject } from './types.js';
@@ -32,6 +33,8 @@ export interface KubeApiSpec {
   kubeconfig?: { path: string; context?: string };
   /** Relist every so often even when watches are healthy (0 = never). */
   resyncMs: number;
+  /** Client-side limits on requests (`apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`); none when absent. */
+  limits?: ApiLimits;
 }
 
 export interface KubeApiNeeds {
@@ -328,6 +331,7 @@ export class Reflector {
     private readonly log: SourceLog,
     private readonly timing: ReflectorTiming,
     private readonly resyncMs: number,
+    private readonly gate: ApiGate = unlimitedGate(),
   ) {
     this.backoff = new Backoff(timing.initialBackoffMs, timing.maxBackoffMs, timing.backoffResetMs);
   }
@@ -397,8 +401,9 @@ export class Reflector {
     if (continueToken) url.searchParams.set('continue', continueToken);
     if (this.resource.fieldSelector) url.searchParams.set('fieldSelector', this.resource.fieldSelector);
     this.abort = new AbortController();
-    const { res } = await apiRequest(this.access, url, this.abort.signal);
-    const body = await readAll(res);
+    const { res, admission } = await apiRequest(this.access, url, this.abort.signal, this.gate);
+    // The page holds its in-flight slot until its body is read: that is the API server's work.
+    const body = await readAll(res).finally(() => admission.finish(String(res.statusCode ?? '<error>')));
     if (res.statusCode === 410) throw new GoneError(`list ${this.resource.path}`);
     if (res.statusCode !== 200) throw new HttpError(res.statusCode ?? 0, `list ${this.resource.path}: HTTP ${res.statusCode ?? '?'}: ${statusMessage(body)}`);
     const parsed = JSON.parse(body) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
@@ -460,6 +465,7 @@ export class Reflector {
       },
       stopped: () => this.stopped,
       onIdle: () => this.stats.idleTimeouts++,
+      gate: this.gate,
     }).finally(() => {
       this.healthyForMs = Date.now() - started;
     });
@@ -496,6 +502,8 @@ export interface WatchHooks {
   stopped: () => boolean;
   /** Called when the watch ended for want of any byte within the idle limit. */
   onIdle?: () => void;
+  /** The client's limits and metrics; an established watch gives its in-flight slot back. */
+  gate?: ApiGate;
 }
 
 /** The error a watch ends with when nothing arrived within its idle limit. */
@@ -506,8 +514,23 @@ function apiUrl(access: ApiAccess, path: string): URL {
   return new URL(access.server.replace(/\/+$/, '') + path);
 }
 
-/** A GET of `url` through node:http(s), with the TLS material, credentials (and, from a kubeconfig, proxy agent) the access gives. */
-async function apiRequest(access: ApiAccess, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+/**
+ * A GET of `url` through node:http(s), with the TLS material, credentials (and, from a
+ * kubeconfig, proxy agent) the access gives, once `gate` lets it go. The caller finishes the
+ * admission when the request's work is done (a list's body read, a watch established); a request
+ * that fails before its response is finished here.
+ */
+async function apiRequest(access: ApiAccess, url: URL, signal: AbortSignal, gate: ApiGate): Promise<{ req: ClientRequest; res: IncomingMessage; admission: Admission }> {
+  const admission = await gate.admit('GET', hostOf(access.server), signal);
+  try {
+    return { ...(await sendRequest(access, url, signal)), admission };
+  } catch (e) {
+    admission.finish('<error>');
+    throw e;
+  }
+}
+
+async function sendRequest(access: ApiAccess, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
   const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
   await access.authorize(opts);
   const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
@@ -615,7 +638,10 @@ export async function watchApi(
   try {
     let res: IncomingMessage;
     try {
-      ({ res } = await apiRequest(access, url, controller.signal));
+      let admission: Admission;
+      ({ res, admission } = await apiRequest(access, url, controller.signal, hooks.gate ?? unlimitedGate()));
+      // Established (or refused): a watch open for minutes must not hold a slot lists wait for.
+      admission.finish(String(res.statusCode ?? '<error>'));
     } catch (e) {
       const o = outcome(e);
       if (o === 'idle') hooks.onIdle?.();
@@ -713,9 +739,12 @@ export class KubeApiSource implements ClusterSource {
     readonly store: ClusterStore,
     log: SourceLog,
     timing: ReflectorTiming = DEFAULT_TIMING,
+    metrics?: ApiRequestMetrics,
   ) {
     this.description = `Kubernetes API ${access.server}`;
-    this.reflectors = resourcesFor(needs).map((r) => new Reflector(access, r, store, log, timing, spec.resyncMs));
+    // One gate for every kind: the limits are the client's, as in client-go.
+    const gate = new ApiGate(spec.limits ?? { qps: 0, burst: 0, maxInflight: 0 }, metrics);
+    this.reflectors = resourcesFor(needs).map((r) => new Reflector(access, r, store, log, timing, spec.resyncMs, gate));
   }
 
   async start(): Promise<void> {
@@ -734,6 +763,7 @@ export async function createKubeApiSource(
   store: ClusterStore = new ClusterStore(),
   log: SourceLog,
   timing: ReflectorTiming = DEFAULT_TIMING,
+  metrics?: ApiRequestMetrics,
 ): Promise<KubeApiSource> {
-  return new KubeApiSource(await apiAccess(spec), spec, needs, store, log, timing);
+  return new KubeApiSource(await apiAccess(spec), spec, needs, store, log, timing, metrics);
 }

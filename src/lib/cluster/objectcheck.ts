@@ -255,6 +255,7 @@ const SPEC_CHECKS: Record<string, (c: Checker) => void> = {
       }
       c.string([...at, 'hostname']);
       c.string([...at, 'nodeName']);
+      c.string([...at, 'zone']);
       c.object([...at, 'targetRef']);
     });
     c.ports(['ports'], false);

@@ -29,6 +29,11 @@ export interface EndpointAddressInfo {
    * service with publishNotReadyAddresses, which is what the EndpointSlice controller would write.
    */
   readonly ready: boolean;
+  /**
+   * The endpoint's topology zone (EndpointSlice `zone`), lower case; only in a store that keeps
+   * zones (the kubernetes plugin's `zonal` option), so other configurations' addresses are no bigger.
+   */
+  readonly zone?: string;
 }
 
 /** One EndpointSlice, or one subset of a legacy Endpoints object. */

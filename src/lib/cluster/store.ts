@@ -105,7 +105,14 @@ class DeltaBuilder {
   }
 }
 
+export interface StoreOptions {
+  /** Keep each EndpointSlice endpoint's zone (the kubernetes plugin's `zonal`); off, addresses carry none. */
+  endpointZones?: boolean;
+}
+
 export class ClusterStore {
+  constructor(private readonly options: StoreOptions = {}) {}
+
   private readonly namespaces = new Map<string, NamespaceInfo>();
   private readonly services = new Map<string, ServiceInfo>();
   /** object key → groups it produced (one per slice, one per legacy subset). */
@@ -215,7 +222,7 @@ export class ClusterStore {
         this.putService(toServiceInfo(obj, version), externalAddressesOf(obj));
         break;
       case 'EndpointSlice':
-        this.putEndpoints(key, [sliceToGroup(obj, version)], obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION]);
+        this.putEndpoints(key, [sliceToGroup(obj, version, this.options.endpointZones === true)], obj.metadata.annotations?.[TRIGGER_TIME_ANNOTATION]);
         break;
       case 'Endpoints': {
         const groups = endpointsToGroups(obj, version);

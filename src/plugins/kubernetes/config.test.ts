@@ -33,6 +33,7 @@ function sourceText(c: KubernetesConfig): string {
   if (s.endpoint) parts.push(s.endpoint);
   if (s.kubeconfig) parts.push(`kubeconfig=${s.kubeconfig.path}@${s.kubeconfig.context ?? ''}`);
   if (s.tls) parts.push(`tls=${s.tls.cert},${s.tls.key},${s.tls.ca}`);
+  if (s.limits) parts.push(`qps=${s.limits.qps} burst=${s.limits.burst} max_inflight=${s.limits.maxInflight}`);
   return parts.join(' ');
 }
 
@@ -44,7 +45,7 @@ function summary(c: KubernetesConfig): Summary {
     ttl: c.ttl,
     pods: c.podMode,
     source: sourceText(c),
-    flags: [c.endpointPodNames && 'endpoint_pod_names', c.noEndpoints && 'noendpoints', c.ignoreEmptyService && 'ignore_empty'].filter(Boolean).join(' '),
+    flags: [c.endpointPodNames && 'endpoint_pod_names', c.noEndpoints && 'noendpoints', c.ignoreEmptyService && 'ignore_empty', c.zonal === true && 'zonal'].filter(Boolean).join(' '),
     namespaces: c.namespaces ? [...c.namespaces].join(' ') : undefined,
     labels: c.labels?.text,
     namespaceLabels: c.namespaceLabels?.text,
@@ -81,8 +82,14 @@ const good: Array<{ what: string; corefile: string; clusterDir?: string; expect:
   },
   { what: 'namespace_labels joins its words', corefile: 'kubernetes {\n namespace_labels env in (prod, qa)\n}', expect: { namespaceLabels: 'env in (prod, qa)' } },
   { what: 'fallthrough without zones: everything', corefile: 'kubernetes {\n fallthrough\n}', expect: { fallthrough: '' } },
+  { what: 'zonal', corefile: 'kubernetes {\n zonal\n}', expect: { flags: 'zonal' } },
   { what: 'ttl at its maximum', corefile: 'kubernetes {\n ttl 3600\n}', expect: { ttl: 3600 } },
-  { what: 'client-go throttles are accepted', corefile: 'kubernetes {\n apiserver_qps 50\n apiserver_burst 100\n}', expect: {} },
+  // CoreDNS's setup_test.go (TestKubernetesParseAPIServerThrottle): the three limits, read into the API source.
+  { what: 'apiserver limits', corefile: 'kubernetes {\n apiserver_qps 50.0\n apiserver_burst 100\n apiserver_max_inflight 25\n}', expect: { source: 'api qps=50 burst=100 max_inflight=25' } },
+  { what: 'apiserver_qps alone, a fraction', corefile: 'kubernetes {\n apiserver_qps 0.5\n}', expect: { source: 'api qps=0.5 burst=0 max_inflight=0' } },
+  { what: 'apiserver_max_inflight alone', corefile: 'kubernetes {\n apiserver_max_inflight 2\n}', expect: { source: 'api qps=0 burst=0 max_inflight=2' } },
+  { what: 'apiserver limits all 0: no limits', corefile: 'kubernetes {\n apiserver_qps 0\n apiserver_burst 0\n apiserver_max_inflight 0\n}', expect: { source: 'api' } },
+  { what: 'apiserver limits with manifests: nothing to limit', corefile: 'kubernetes {\n manifests /m\n apiserver_qps 5\n}', expect: { source: 'dir /m' } },
 ];
 
 for (const c of good) {

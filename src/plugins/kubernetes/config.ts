@@ -5,16 +5,16 @@
 //       namespaces NAMESPACE...      namespace_labels EXPRESSION      labels EXPRESSION
 //       pods disabled|insecure|verified      endpoint_pod_names      ttl TTL      noendpoints
 //       fallthrough [ZONES...]      ignore empty_service      startup_timeout DURATION
-//       multicluster [ZONES...]      apiserver_qps QPS      apiserver_burst N
+//       multicluster [ZONES...]      zonal      apiserver_qps QPS      apiserver_burst N
 //       apiserver_max_inflight N
 //   }
-// CoreDNS's `zonal` is refused: kdns does not serve zone-scoped names.
 
 import { resolve } from 'node:path';
 import { argPosition, duplicateProperty, expectArgs, invalidArg, parseDuration, parseIntArg, unknownProperty } from '../../lib/corefile/args.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import { removedOption } from '../../server/obsolete.js';
 import { parseLabelSelector, LabelSelectorError, type LabelSelector } from '../../lib/cluster/labels.js';
+import type { ApiLimits } from '../../lib/cluster/apigate.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
 import { zoneArgs } from '../pkg/zones.js';
 
@@ -30,6 +30,8 @@ export type SourceSpec =
       kubeconfig?: { path: string; context?: string };
       /** Full relist interval (0 = watch only). */
       resyncMs: number;
+      /** `apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`; absent when none is set. */
+      limits?: ApiLimits;
     };
 
 export interface KubernetesConfig {
@@ -50,6 +52,8 @@ export interface KubernetesConfig {
   fallthrough?: string[];
   /** Zones (of `zones`) served from ServiceImports of the Multi-Cluster Services API. */
   multiclusterZones?: string[];
+  /** Headless services also answer `<topology-zone>.pin|prefer._zone.<service>.<namespace>.svc.<zone>`. */
+  zonal?: boolean;
   source: SourceSpec;
   /** How long start-up waits for the first sync before serving anyway (CoreDNS: 5s). */
   startupTimeoutMs: number;
@@ -88,6 +92,7 @@ const SINGLE = new Set([
   'manifests',
   'startup_timeout',
   'multicluster',
+  'zonal',
 ]);
 
 /**
@@ -106,10 +111,12 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
     endpointPodNames: false,
     noEndpoints: false,
     ignoreEmptyService: false,
+    zonal: false,
     source: { kind: 'api', resyncMs: 0 },
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
   };
   const source: SourceProperties = { lines: new Map() };
+  const limits: ApiLimits = { qps: 0, burst: 0, maxInflight: 0 };
   const seen = new Map<string, Directive>();
   for (const p of d.block ?? []) {
     if (SINGLE.has(p.name)) {
@@ -159,19 +166,23 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
         cfg.startupTimeoutMs = parseDuration(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), 'startup_timeout');
         break;
       case 'apiserver_qps': {
-        // A float, as client-go's QPS; a client-side throttle with nothing to tune in kdns.
+        // A number with a fraction allowed, as client-go's QPS (0.5: one request every 2 s).
         const text = expectArgs(p, 1, 1)[0] as string;
         const qps = Number(text);
         if (text.trim() === '' || !Number.isFinite(qps)) throw CorefileError.at(argPosition(p, 0), `invalid apiserver_qps: "${text}" is not a number`);
         if (qps < 0) throw CorefileError.at(argPosition(p, 0), `apiserver_qps must be >= 0, got ${text}`);
+        limits.qps = qps;
         break;
       }
       case 'zonal':
-        throw CorefileError.at(p, 'zonal is not available in kdns (zone-scoped names for headless services are not served); remove the line');
+        expectArgs(p, 0, 0);
+        cfg.zonal = true;
+        break;
       case 'apiserver_burst':
+        limits.burst = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
+        break;
       case 'apiserver_max_inflight':
-        // Client-side throttles of client-go; accepted so CoreDNS Corefiles load, nothing to tune here.
-        parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
+        limits.maxInflight = parseIntArg(expectArgs(p, 1, 1)[0] as string, argPosition(p, 0), { what: p.name, min: 0 });
         break;
       case 'multicluster':
         cfg.multiclusterZones = zoneArgs(p, p.args);
@@ -187,6 +198,11 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
       }
     }
   }
+  const zonal = seen.get('zonal');
+  if (cfg.zonal && cfg.noEndpoints && zonal) {
+    // Zone-scoped names are made of endpoints: with none read, every one of them would be wrong.
+    throw CorefileError.at(zonal, 'zonal needs the endpoints, which noendpoints turns off; remove one of the two');
+  }
   if (cfg.namespaces && cfg.namespaceLabels) {
     throw CorefileError.at(d, 'namespaces and namespace_labels cannot both be set');
   }
@@ -194,6 +210,8 @@ export function parseKubernetes(d: Directive, blockZones: readonly string[], cor
   if (named !== undefined) cfg.source = named;
   else if (clusterDir !== undefined) cfg.source = { kind: 'directory', dir: resolve(clusterDir) };
   else cfg.source = apiSource(source);
+  // The limits are the API client's: a manifest directory makes no requests to limit.
+  if (cfg.source.kind === 'api' && (limits.qps > 0 || limits.burst > 0 || limits.maxInflight > 0)) cfg.source.limits = limits;
   return cfg;
 }
 

@@ -11,7 +11,7 @@
 import { namespaceOf, objectKey, parseObjectKey } from '../../lib/cluster/keys.js';
 import type { ObjectVersion } from '../../lib/cluster/records.js';
 import type { ClusterSource } from '../../lib/cluster/source.js';
-import { ClusterStore, type StoredKind } from '../../lib/cluster/store.js';
+import { ClusterStore, type StoredKind, type StoreOptions } from '../../lib/cluster/store.js';
 import type { ClusterObject } from '../../lib/cluster/types.js';
 import { follow, publish, type RelayOps } from '../../server/siblings.js';
 
@@ -26,8 +26,11 @@ const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-tim
 export class PublishingStore extends ClusterStore {
   private unpublished: RelayOps | undefined;
 
-  constructor(private readonly channel: string) {
-    super();
+  constructor(
+    private readonly channel: string,
+    options: StoreOptions = {},
+  ) {
+    super(options);
   }
 
   override upsert(obj: ClusterObject, given?: ObjectVersion): boolean {

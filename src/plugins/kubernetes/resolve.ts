@@ -43,6 +43,11 @@ interface Entry {
 interface Lookup {
   entries: Entry[];
   error?: NameError;
+  /**
+   * The name exists though it has no entries: a zone-scoped name of a headless service whose
+   * zone holds no endpoint. NODATA for every type, TXT included.
+   */
+  exists?: boolean;
 }
 
 export interface UpstreamAnswer {
@@ -100,9 +105,18 @@ interface ParsedName {
   cluster: string;
   port: string;
   protocol: string;
+  /** The topology zone of a zone-scoped name (`us-west-2a.pin._zone.…`), lower case; "" otherwise. */
+  topologyZone: string;
+  /** `prefer` rather than `pin`: a zone without endpoints answers with every endpoint. */
+  preferZone: boolean;
 }
 
-const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', cluster: '', port: '', protocol: '' };
+const EMPTY_REQUEST: ParsedName = { podOrSvc: '', namespace: '', service: '', endpoint: '', cluster: '', port: '', protocol: '', topologyZone: '', preferZone: false };
+
+/** The label that anchors a zone-scoped name, and the two ways such a name may ask. */
+const ZONE_ANCHOR = '_zone';
+const ZONE_PIN = 'pin';
+const ZONE_PREFER = 'prefer';
 
 /** `prefix` (labels, no trailing dot) in `zone` ("." included). */
 function inZone(prefix: string, zone: string): string {
@@ -123,10 +137,12 @@ function stripUnderscore(label: string): string {
 /**
  * Splits a query name as CoreDNS does: `[endpoint.|_port._proto.]service.namespace.svc|pod.zone`,
  * and in a multicluster zone also `endpoint.cluster.service.namespace.svc.zone` (two labels
- * without underscores). The apex and the bare `svc`/`pod` names are empty requests (NODATA);
- * anything else that does not fit is 'invalid' (NXDOMAIN).
+ * without underscores); with `zonal` (and not in a multicluster zone) also
+ * `topology-zone.pin|prefer._zone.service.namespace.svc.zone`, where the topology zone is every
+ * label left of `pin`/`prefer` (zone names may hold dots). The apex and the bare `svc`/`pod`
+ * names are empty requests (NODATA); anything else that does not fit is 'invalid' (NXDOMAIN).
  */
-export function parseRequest(name: string, zone: string, multicluster = false): ParsedName | 'invalid' {
+export function parseRequest(name: string, zone: string, multicluster = false, zonal = false): ParsedName | 'invalid' {
   const base = trimZone(name, zone);
   if (base === '' || base === 'svc' || base === 'pod') return EMPTY_REQUEST;
   const segs = base.split('.');
@@ -149,7 +165,15 @@ export function parseRequest(name: string, zone: string, multicluster = false): 
       r.port = stripUnderscore(left);
       r.protocol = stripUnderscore(right);
     }
-  } else return 'invalid';
+  } else {
+    // Three labels or more: only a zone-scoped name; any other shape (an unknown word in place
+    // of pin/prefer, a pod name, the option off) stays the name error it always was.
+    if (!zonal || multicluster || podOrSvc !== 'svc' || segs[last] !== ZONE_ANCHOR) return 'invalid';
+    const how = segs[last - 1];
+    if (how !== ZONE_PIN && how !== ZONE_PREFER) return 'invalid';
+    r.topologyZone = segs.slice(0, last - 1).join('.');
+    r.preferZone = how === ZONE_PREFER;
+  }
   return r;
 }
 
@@ -355,7 +379,7 @@ export class Resolver {
     }
     // No TXT data exists: NODATA where the name has records of another kind, else NXDOMAIN.
     const l = this.records(ctx, name, zone);
-    return l.entries.length > 0 ? { records: [] } : { records: [], error: 'noItems' };
+    return l.entries.length > 0 || l.exists === true ? { records: [] } : { records: [], error: 'noItems' };
   }
 
   private srv(ctx: Context, name: string, owner: string, zone: string): { records: ResourceRecord[]; extra: ResourceRecord[]; error?: NameError } {
@@ -470,7 +494,7 @@ export class Resolver {
 
   private records(ctx: Context, name: string, zone: string): Lookup {
     const multicluster = this.multiclusterZones.has(zone);
-    const r = parseRequest(name, zone, multicluster);
+    const r = parseRequest(name, zone, multicluster, this.cfg.zonal === true);
     if (r === 'invalid') return { entries: [], error: 'invalid' };
     if (r.podOrSvc === '') return { entries: [] };
     if (isReverseName(name)) return { entries: [], error: 'noItems' };
@@ -508,6 +532,7 @@ export class Resolver {
     ctx.deps?.services.push(svc?.key ?? flat(key));
     if (!svc || !matchesLabels(this.cfg.labels, svc.labels)) return { entries: [], error: 'noItems' };
     const svcName = inZone(`${svc.name}.${svc.namespace}.svc`, ctx.zoneName);
+    if (r.topologyZone !== '') return this.findZoned(svc, svcName, r);
 
     if (this.cfg.ignoreEmptyService && svc.kind === 'ClusterIP' && !this.hasReadyEndpoint(svc)) {
       return { entries: [], error: 'noItems' };
@@ -542,6 +567,33 @@ export class Resolver {
       for (const ip of svc.clusterIPs) entries.push({ host: ip, port: p.port, target: svcName, isName: false });
     }
     return matched ? { entries } : { entries, error: 'noItems' };
+  }
+
+  /**
+   * A zone-scoped name (`zonal`): the headless service's published endpoints whose EndpointSlice
+   * zone is the one asked for; with `prefer`, every endpoint when none is there. The name exists
+   * for any zone (NODATA when empty: a drained zone and a mistyped one look alike, on every
+   * replica); a service that is not headless has no zone-scoped names (NXDOMAIN), its ClusterIP
+   * being in no zone. Endpoints whose slice gives no zone match no zone.
+   */
+  private findZoned(svc: ServiceInfo, svcName: string, r: ParsedName): Lookup {
+    if (svc.kind !== 'Headless') return { entries: [], error: 'noItems' };
+    // A zone-scoped name has no port labels: every port of every endpoint it selects.
+    const endpointsIn = (zone: string | undefined): Entry[] => {
+      const entries: Entry[] = [];
+      for (const g of this.groups(svc)) {
+        if (!this.groupVisible(g)) continue;
+        for (const a of g.addresses) {
+          if (!this.published(a, svc) || (zone !== undefined && a.zone !== zone)) continue;
+          const target = `${endpointHostname(a, this.cfg.endpointPodNames)}.${svcName}`;
+          for (const p of g.ports) entries.push({ host: a.ip, port: p.port, target, isName: false });
+        }
+      }
+      return entries;
+    };
+    let entries = endpointsIn(r.topologyZone);
+    if (entries.length === 0 && r.preferZone) entries = endpointsIn(undefined);
+    return { entries, exists: true };
   }
 
   /**

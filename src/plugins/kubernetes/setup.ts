@@ -54,7 +54,13 @@ export const setup: SetupFn = async (ctx) => {
   checkManifestsDirectory(cfg.source, d, 'kubernetes');
   let handle;
   try {
-    handle = await SourceRegistry.of(ctx.shared).acquire(cfg.source, { pods: cfg.podMode === 'verified', endpoints: !cfg.noEndpoints, multicluster: (cfg.multiclusterZones ?? []).length > 0 });
+    handle = await SourceRegistry.of(ctx.shared).acquire(cfg.source, {
+      pods: cfg.podMode === 'verified',
+      endpoints: !cfg.noEndpoints,
+      multicluster: (cfg.multiclusterZones ?? []).length > 0,
+      // Only blocks that serve zone-scoped names pay for the zones (and they read the source separately).
+      ...(cfg.zonal ? { zones: true } : {}),
+    });
   } catch (e) {
     throw CorefileError.at(d, `kubernetes: ${(e as Error).message}`);
   }

@@ -25,6 +25,7 @@ interface Want {
   noEndpoints?: boolean;
   ignoreEmptyService?: boolean;
   multicluster?: string[] | undefined;
+  zonal?: boolean;
 }
 
 const good: Array<{ input: string; want: Want }> = [
@@ -62,6 +63,8 @@ const good: Array<{ input: string; want: Want }> = [
   { input: 'kubernetes coredns.local {\n\tmulticluster\n}', want: { zones: 1, namespaces: 0, multicluster: [] } },
   // TestKubernetesParseAPIRateLimiting: qps is a float, the others integers.
   { input: 'kubernetes coredns.local {\n\tapiserver_qps 50.0\n\tapiserver_burst 100\n\tapiserver_max_inflight 25\n}', want: { zones: 1, namespaces: 0 } },
+  // TestKubernetesParseZonal
+  { input: 'kubernetes coredns.local {\n\tzonal\n}', want: { zones: 1, namespaces: 0, zonal: true } },
 ];
 
 for (const [i, c] of good.entries()) {
@@ -79,6 +82,7 @@ for (const [i, c] of good.entries()) {
       noEndpoints: cfg.noEndpoints,
       ignoreEmptyService: cfg.ignoreEmptyService,
       multicluster: cfg.multiclusterZones,
+      zonal: cfg.zonal ?? false,
     };
     const want: Want = {
       pods: 'disabled',
@@ -88,6 +92,7 @@ for (const [i, c] of good.entries()) {
       ignoreEmptyService: false,
       fallthrough: undefined,
       multicluster: undefined,
+      zonal: false,
       labelRequirements: undefined,
       namespaceLabelRequirements: undefined,
       ...c.want,
@@ -116,8 +121,10 @@ const bad: Array<{ input: string; error: string }> = [
   { input: 'kubernetes coredns.local {\n\tapiserver_max_inflight -1\n}', error: 'Corefile:3: apiserver_max_inflight must be at least 0, got -1' },
   // CoreDNS: "non-reverse zone name must be used" (service and pod names need a forward zone).
   { input: 'kubernetes in-addr.arpa ip6.arpa', error: 'Corefile:2: kubernetes needs at least one zone that is not a reverse zone (in-addr.arpa, ip6.arpa)' },
-  // TestKubernetesParseZonal: kdns does not synthesize zone-scoped names; refused rather than ignored.
-  { input: 'kubernetes coredns.local {\n\tzonal\n}', error: 'Corefile:3: zonal is not available in kdns (zone-scoped names for headless services are not served); remove the line' },
+  // TestKubernetesParseZonal: no arguments; not with noendpoints (the names are made of endpoints).
+  { input: 'kubernetes coredns.local {\n\tzonal us-west-2a\n}', error: 'Corefile:3: wrong argument count for "zonal": expected no arguments, got 1' },
+  { input: 'kubernetes coredns.local {\n\tzonal\n\tnoendpoints\n}', error: 'Corefile:3: zonal needs the endpoints, which noendpoints turns off; remove one of the two' },
+  { input: 'kubernetes coredns.local {\n\tzonal\n\tzonal\n}', error: 'Corefile:4: duplicate property "zonal" in kubernetes block' },
 ];
 
 for (const [i, c] of bad.entries()) {

@@ -6,7 +6,9 @@ import { DirectorySource, maxFileBytesFrom } from '../../lib/cluster/directory.j
 import { MANIFEST_KINDS } from '../../lib/cluster/objectcheck.js';
 import type { ClusterSource, SourceLog } from '../../lib/cluster/source.js';
 import { ClusterStore, type StoreDelta } from '../../lib/cluster/store.js';
-import { histogram } from '../../server/metrics.js';
+import type { ApiRequestMetrics } from '../../lib/cluster/apigate.js';
+import { counter, histogram } from '../../server/metrics.js';
+import type { Registry } from '../../server/promclient.js';
 import type { Shared } from '../../server/plugin.js';
 import type { SourceSpec } from './config.js';
 import { FollowingSource, PublishingStore } from './relay.js';
@@ -23,6 +25,8 @@ export interface SourceNeeds {
   podsOnly?: boolean;
   /** Only the pods scheduled on this node (`spec.nodeName`). */
   nodeName?: string;
+  /** Keep the endpoints' zones (`zonal`): each address one field more. */
+  zones?: boolean;
 }
 
 export interface SourceHandle {
@@ -44,9 +48,30 @@ interface Entry {
 /** Buckets of CoreDNS's programming-latency histogram: 1 ms doubling to ~9 minutes. */
 const LATENCY_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.001 * 2 ** i);
 
-export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog) => Promise<ClusterSource>;
+/** Prometheus's default buckets, which CoreDNS's client-go request histograms use: 5 ms to 10 s. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog): Promise<ClusterSource> {
+/** The request metrics CoreDNS exports for its client-go client, recorded by kdns's API reader. */
+export function apiRequestMetrics(registry: Registry): ApiRequestMetrics {
+  const requests = counter(registry, 'coredns_kubernetes_rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']);
+  const latency = histogram(registry, 'coredns_kubernetes_rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb and host.', ['verb', 'host'], REQUEST_BUCKETS);
+  const limiter = histogram(
+    registry,
+    'coredns_kubernetes_rest_client_rate_limiter_duration_seconds',
+    'Client side rate limiter latency in seconds. Broken down by verb and host.',
+    ['verb', 'host'],
+    REQUEST_BUCKETS,
+  );
+  return {
+    result: (code, method, host) => requests.inc({ code, method, host }),
+    latency: (verb, host, seconds) => latency.observe({ verb, host }, seconds),
+    rateLimiterLatency: (verb, host, seconds) => limiter.observe({ verb, host }, seconds),
+  };
+}
+
+export type SourceFactory = (spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog, metrics?: ApiRequestMetrics) => Promise<ClusterSource>;
+
+async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: ClusterStore, log: SourceLog, metrics?: ApiRequestMetrics): Promise<ClusterSource> {
   if (spec.kind === 'directory') {
     const ignoreKinds = needs.podsOnly
       ? new Set(MANIFEST_KINDS.filter((k) => k !== 'Pod'))
@@ -60,15 +85,15 @@ async function defaultFactory(spec: SourceSpec, needs: SourceNeeds, store: Clust
   }
   // Loaded only when used: @kubernetes/client-node costs tens of MB that a directory user never needs.
   const { createKubeApiSource } = await import('../../lib/cluster/kubeapi.js');
-  return createKubeApiSource(spec, needs, store, log);
+  return createKubeApiSource(spec, needs, store, log, undefined, metrics);
 }
 
 export function sourceKey(spec: SourceSpec, needs: SourceNeeds): string {
   // Blocks that need different kinds (or another node's pods) read the source separately: each
   // keeps only what it needs. Every field written out, in one order, so equal needs give one key.
-  const n = { pods: needs.pods, endpoints: needs.endpoints, multicluster: needs.multicluster, podsOnly: needs.podsOnly ?? false, nodeName: needs.nodeName ?? '' };
+  const n = { pods: needs.pods, endpoints: needs.endpoints, multicluster: needs.multicluster, podsOnly: needs.podsOnly ?? false, nodeName: needs.nodeName ?? '', zones: needs.zones ?? false };
   if (spec.kind === 'directory') {
-    return `dir:${spec.dir}:${n.pods ? 'pods' : ''}:${n.endpoints ? 'endpoints' : ''}:${n.multicluster ? 'multicluster' : ''}:${n.podsOnly ? 'podsOnly' : ''}:${n.nodeName}`;
+    return `dir:${spec.dir}:${n.pods ? 'pods' : ''}:${n.endpoints ? 'endpoints' : ''}:${n.multicluster ? 'multicluster' : ''}:${n.podsOnly ? 'podsOnly' : ''}:${n.nodeName}:${n.zones ? 'zones' : ''}`;
   }
   return `api:${JSON.stringify({ ...spec, needs: n })}`;
 }
@@ -145,9 +170,13 @@ export class SourceRegistry {
    * other workers follow it (./relay.ts). A directory, and a process without siblings, is read here.
    */
   private async relayedOrRead(spec: SourceSpec, needs: SourceNeeds, log: SourceLog): Promise<ClusterSource> {
-    if (spec.kind !== 'api' || workerCount() <= 1) return this.factory(spec, needs, new ClusterStore(), log);
+    const options = { endpointZones: needs.zones === true };
+    if (spec.kind !== 'api') return this.factory(spec, needs, new ClusterStore(options), log);
+    // Only the worker that reads the API makes requests, so only it has request metrics.
+    if (workerCount() <= 1) return this.factory(spec, needs, new ClusterStore(options), log, apiRequestMetrics(this.shared.metrics));
     const channel = `cluster ${sourceKey(spec, needs)}`;
-    if (workerIndex() === 0) return this.factory(spec, needs, new PublishingStore(channel), log);
-    return new FollowingSource(channel, new ClusterStore(), `the Kubernetes API, as worker 0 reads it`);
+    if (workerIndex() === 0) return this.factory(spec, needs, new PublishingStore(channel, options), log, apiRequestMetrics(this.shared.metrics));
+    // The follower converts what worker 0 read itself: it keeps zones by the same needs.
+    return new FollowingSource(channel, new ClusterStore(options), `the Kubernetes API, as worker 0 reads it`);
   }
 }
