@@ -3,12 +3,12 @@
 // answers through each forwarder. Real servers on loopback, started by the runner's own code.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import dgram from 'node:dgram';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/util/net.js';
 import { readZoneRecords, writeFixture, type FixtureMeta, type FixtureOptions } from './fixture.js';
 import { parseOptions } from './options.js';
 import { ask, type QueryType } from './probe.js';
@@ -32,14 +32,6 @@ function hasCommand(command: string): boolean {
 /** A test that needs a program skips without it, saying which package has it; never under CI. */
 function needs(command: string, debian: string): { skip: string | false } {
   return { skip: !hasCommand(command) && process.env.CI !== 'true' ? `needs ${command} (Debian package ${debian})` : false };
-}
-
-async function freePort(): Promise<number> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  const { port } = s.address();
-  s.close();
-  return port;
 }
 
 let dir: string;

@@ -26,25 +26,26 @@ before(async () => {
 });
 after(async () => rig.close());
 
-/** Distinct values a Secret key took while sampled. */
-function sampler(key: string): { seen: Set<string>; stop: () => void } {
-  const seen = new Set<string>();
-  const timer = setInterval(() => {
-    const data = rig.api.get('/api/v1/secrets', rig.namespace, 'kdns-webhook-tls')?.['data'] as Record<string, string> | undefined;
-    if (data?.[key] !== undefined) seen.add(data[key]);
-  }, 50);
-  return { seen, stop: () => clearInterval(timer) };
+/** The Secret's certificates as stored now. */
+function storedCertificates(): { ca?: string; serving?: string } {
+  const data = rig.api.get('/api/v1/secrets', rig.namespace, 'kdns-webhook-tls')?.['data'] as Record<string, string> | undefined;
+  return { ...(data?.['ca.crt'] !== undefined ? { ca: data['ca.crt'] } : {}), ...(data?.['tls.crt'] !== undefined ? { serving: data['tls.crt'] } : {}) };
 }
 
 test('rotation under a steady stream of admissions: every pod admitted with its DNS, no call fails', async () => {
-  const cas = sampler('ca.crt');
-  const serving = sampler('tls.crt');
+  // The certificates stored when each admission was asked for: the stream's coverage of the
+  // rotations, whatever number of admissions a loaded machine manages in the time.
+  const cas = new Set<string>();
+  const serving = new Set<string>();
   const results: number[] = [];
   const deadline = Date.now() + STREAM_MS;
   let n = 0;
   async function stream(): Promise<void> {
     while (Date.now() < deadline) {
       const name = `pod-${n++}`;
+      const stored = storedCertificates();
+      if (stored.ca !== undefined) cas.add(stored.ca);
+      if (stored.serving !== undefined) serving.add(stored.serving);
       const r = await rig.createPod('ns1', { apiVersion: 'v1', kind: 'Pod', metadata: { name, annotations: { 'dns.kdns.io/policy': 'ClusterFirstWithAutopath' } }, spec: { containers: [{ name: 'c', image: 'x' }] } });
       const spec = r.body['spec'] as { dnsPolicy?: string } | undefined;
       results.push(spec?.dnsPolicy === 'None' ? r.code : -r.code);
@@ -52,15 +53,14 @@ test('rotation under a steady stream of admissions: every pod admitted with its 
     }
   }
   await Promise.all([stream(), stream(), stream(), stream()]);
-  cas.stop();
-  serving.stop();
   const failedCalls = rig.standIn.calls.filter((c) => c.outcome !== 'patched');
   assert.deepEqual(failedCalls, [], 'webhook calls that did not patch');
   // -201: admitted without the rewrite (the call failed and failurePolicy Ignore let the pod through).
   assert.deepEqual([...new Set(results)], [201]);
-  assert.ok(results.length >= 400, `only ${results.length} admissions in ${STREAM_MS} ms`);
-  // The stream crossed rotations: the CA (renewed every 4 s) at least once, serving certificates
-  // (every 2 s) several times.
-  assert.ok(cas.seen.size >= 2, `the CA never changed during the stream (${cas.seen.size})`);
-  assert.ok(serving.seen.size >= 4, `serving certificates changed only ${serving.seen.size - 1} times`);
+  // The stream crossed rotations: pods were admitted under at least two CAs (one renewed every
+  // 4 s) and four serving certificates (renewed every 2 s). Counted by certificate, not by pod: a
+  // busy machine admits fewer pods in the time (366 instead of 400 in one CI=true run beside a
+  // busy loop) while the rotations, driven by the clock, keep their pace.
+  assert.ok(cas.size >= 2, `every pod was admitted under the same CA (${cas.size})`);
+  assert.ok(serving.size >= 4, `pods were admitted under only ${serving.size} serving certificates`);
 });

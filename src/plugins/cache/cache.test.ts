@@ -1,7 +1,7 @@
 // cache end to end: kdns with cache + forward in front of a real named, asked with dig, with
 // upstream queries counted in named's query log.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { Registry } from 'prom-client';
 import { DnsClient } from '../../lib/dnsclient/client.js';
 import { buildQuery, headerRcode } from '../../lib/dns/wire.js';
@@ -49,12 +49,34 @@ describe('cache end to end', { skip }, () => {
   /** Queries named saw for `name` since `from` (an index into its log). */
   const upstreamCount = (name: string, from = 0): number => named.queries.slice(from).filter((q) => q.name === name).length;
 
-  it('answers a repeated question from the cache: one upstream query, TTL counting down, hit and miss counted', async () => {
+  /**
+   * TTLs count down on the clock of this process, which the in-process server's cache reads: the
+   * tests below stop it and move it themselves, so that a dig slow to start on a busy machine
+   * (hundreds of milliseconds, several of them per test) cannot carry a query across a TTL second.
+   * Only Date is replaced: timers, sockets and the upstream run in real time.
+   */
+  async function stopClock(t: TestContext): Promise<void> {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    await sleep(20); // the cache's clock (clock.ts) copies Date.now() every 5 ms
+  }
+  async function moveClock(t: TestContext, ms: number): Promise<void> {
+    t.mock.timers.tick(ms);
+    await sleep(20);
+  }
+
+  /** A dig of `name` as "STATUS data TTL ...". */
+  async function ask(s: TestServer, name: string): Promise<string> {
+    const r = await dig(name, 'A', { port: s.port });
+    return [r.status, ...r.answer.map((x) => `${x.data} ${x.ttl}`)].join(' ');
+  }
+
+  it('answers a repeated question from the cache: one upstream query, TTL counting down, hit and miss counted', async (t) => {
     const s = await kdns('cache 2');
+    await stopClock(t);
     const start = named.queries.length;
     const first = await dig('www.example.test', 'A', { port: s.port });
     const second = await dig('www.example.test', 'A', { port: s.port });
-    await sleep(1100);
+    await moveClock(t, 1500);
     const third = await dig('www.example.test', 'A', { port: s.port });
     assert.deepEqual(
       [first, second, third].map((r) => [r.status, r.answer.map((x) => `${x.data} ${x.ttl}`)]),
@@ -66,7 +88,7 @@ describe('cache end to end', { skip }, () => {
     );
     assert.equal(second.flags.includes('aa'), true, 'cached answers are authoritative, as in CoreDNS');
     assert.equal(upstreamCount('www.example.test', start), 1);
-    await sleep(1000);
+    await moveClock(t, 1000); // 2.5 s after the store: expired
     const fourth = await dig('www.example.test', 'A', { port: s.port });
     assert.equal(fourth.answer[0]?.ttl, 2, 'expired: fetched again');
     assert.equal(upstreamCount('www.example.test', start), 2);
@@ -147,25 +169,28 @@ describe('cache end to end', { skip }, () => {
     assert.equal(await metric(s, 'coredns_cache_hits_total', { type: 'denial' }), 2);
   });
 
-  it('prefetches a popular entry before it expires', async () => {
+  it('prefetches a popular entry before it expires', async (t) => {
     // `short` has TTL 2; MINTTL 0 keeps it, so half its TTL (1 s) left triggers the prefetch.
     const s = await kdns('cache {\n    success 100 3600 0\n    prefetch 2 1m 50%\n  }');
+    await stopClock(t);
     const start = named.queries.length;
-    const at: number[] = [];
-    await dig('short.example.test', 'A', { port: s.port }); // miss: sighting 1
-    await dig('short.example.test', 'A', { port: s.port }); // hit: 2 s left, more than half
-    await sleep(1050);
-    at.push(upstreamCount('short.example.test', start));
-    await dig('short.example.test', 'A', { port: s.port }); // hit: popular, 1 s left: prefetch
-    await sleep(300);
-    at.push(upstreamCount('short.example.test', start));
-    await sleep(800); // past the expiry of the entry the miss stored
-    const r = await dig('short.example.test', 'A', { port: s.port });
-    assert.deepEqual(at, [1, 2], 'the prefetch went upstream');
-    assert.deepEqual([r.status, r.answer[0]?.data], ['NOERROR', '192.0.2.2']);
-    // Still popular with 1 s left, so that hit may prefetch again; it is never a miss.
-    assert.equal(await metric(s, 'coredns_cache_misses_total'), 1);
-    assert.ok((await metric(s, 'coredns_cache_prefetch_total')) >= 1);
+    const answers: string[] = [];
+    answers.push(await ask(s, 'short.example.test')); // miss: stored, sighting 1
+    answers.push(await ask(s, 'short.example.test')); // hit: 2 s left, more than half
+    await moveClock(t, 1500);
+    answers.push(await ask(s, 'short.example.test')); // hit: popular, 1 s left: prefetch behind it
+    // Once the prefetched answer is stored, the same instant reads its full TTL.
+    let refreshed = '';
+    for (let attempt = 0; attempt < 50 && !refreshed.endsWith(' 2'); attempt++) refreshed = await ask(s, 'short.example.test');
+    answers.push(refreshed);
+    const upstreamWhenRefreshed = upstreamCount('short.example.test', start);
+    await moveClock(t, 1000); // 2.5 s: past the expiry of the entry the miss stored
+    answers.push(await ask(s, 'short.example.test')); // hit on the prefetched entry, 1 s left
+    assert.deepEqual(answers, ['NOERROR 192.0.2.2 2', 'NOERROR 192.0.2.2 2', 'NOERROR 192.0.2.2 1', 'NOERROR 192.0.2.2 2', 'NOERROR 192.0.2.2 1']);
+    assert.equal(upstreamWhenRefreshed, 2, 'the miss, then the prefetch');
+    // One miss: every answer after the first came from the cache. Two prefetches: the prefetched
+    // entry, still popular with 1 s left, is prefetched in its turn.
+    assert.deepEqual([await metric(s, 'coredns_cache_misses_total'), await metric(s, 'coredns_cache_prefetch_total')], [1, 2]);
   });
 
   it('evicts beyond capacity: entries stay bounded under a flood of unique names', async () => {

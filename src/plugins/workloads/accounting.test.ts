@@ -5,6 +5,7 @@ import type { PodInfo } from '../../lib/cluster/records.js';
 import type { OwnerReference } from '../../lib/cluster/types.js';
 import { RCode, RRType } from '../../lib/dns/types.js';
 import { Accounting, OTHER_WORKLOAD, podSearchList, type PodIndex } from './accounting.js';
+import { buildReport } from './report.js';
 
 const ZONE = 'cluster.local.';
 
@@ -250,4 +251,29 @@ describe('bounded Prometheus cardinality', () => {
       ['s5', OTHER_WORKLOAD],
     );
   });
+});
+
+describe('the report window keeps the queries made before a workload\'s first tick', () => {
+  // The accounting starts at 0 and ticks every 10 s; API's pod makes 4 queries at `at`, the
+  // report is read at `readAt` with a 60 s window: [workload, queries, qps] of every row.
+  const cases: Array<{ what: string; at: number; ticks: number[]; readAt: number; want: Array<[string, number, string]> }> = [
+    { what: 'before the first tick, read before it: every count, no rate yet', at: 2_000, ticks: [], readAt: 5_000, want: [['api', 4, '0.00']] },
+    { what: 'before the first tick, read after it: counted since the start', at: 2_000, ticks: [10_000], readAt: 11_000, want: [['api', 4, '0.36']] },
+    { what: 'between two ticks, read after the second: counted since the first', at: 12_000, ticks: [10_000, 20_000], readAt: 21_000, want: [['api', 4, '0.36']] },
+    { what: 'older than the window: gone', at: 2_000, ticks: [10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 70_000], readAt: 71_000, want: [] },
+  ];
+  for (const c of cases) {
+    test(c.what, () => {
+      const acc = new Accounting({ maxSeries: 50, zone: ZONE, hostSearch: [] }, 0);
+      const index = new Index().add(API);
+      for (const t of c.ticks.filter((t) => t < c.at)) acc.advance(t);
+      play(acc, index, '10.1.0.5', [['a.example.com.', 'A', 'NOERROR'], ['b.example.com.', 'A', 'NOERROR'], ['c.example.com.', 'A', 'NOERROR'], ['d.example.com.', 'A', 'NOERROR']]);
+      for (const t of c.ticks.filter((t) => t >= c.at)) acc.advance(t);
+      const report = buildReport(acc, 60_000, c.readAt);
+      assert.deepEqual(
+        report.workloads.map((w) => [w.workload, w.queries, w.qps.toFixed(2)]),
+        c.want,
+      );
+    });
+  }
 });

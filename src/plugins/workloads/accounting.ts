@@ -71,6 +71,12 @@ export class WorkloadStats implements WorkloadId {
   autopath = false;
   /** Samples of the cumulative counts at the last ticks (oldest first), for rates. */
   readonly samples: Sample[] = [];
+  /**
+   * A time its counts were all zero: the accounting's last tick before it appeared, or the
+   * accounting's start (undefined when not known). The queries it made before its first sample
+   * came after it, so a window reaching back to it still counts them.
+   */
+  zeroAt: number | undefined = undefined;
 
   constructor(
     readonly namespace: string,
@@ -218,10 +224,14 @@ export class Accounting {
   private readonly unknown: WorkloadStats;
   private readonly hostNetwork: WorkloadStats;
   private tick = 0;
+  /** When the last tick was, or the accounting started before the first (undefined: not told). */
+  private lastTickAt: number | undefined;
   options: AccountingOptions;
 
-  constructor(options: AccountingOptions) {
+  constructor(options: AccountingOptions, startedAt?: number) {
     this.options = options;
+    this.lastTickAt = startedAt;
+    this.other.zeroAt = startedAt;
     this.unknown = this.workloadFor('', 'Unknown', UNKNOWN_WORKLOAD);
     this.hostNetwork = this.workloadFor('', 'HostNetwork', HOST_NETWORK_WORKLOAD);
   }
@@ -302,6 +312,7 @@ export class Accounting {
       if (this.workloads.size >= MAX_TRACKED_WORKLOADS) return this.other;
       w = new WorkloadStats(namespace, kind, workload);
       w.lastSeenTick = this.tick;
+      w.zeroAt = this.lastTickAt;
       this.workloads.set(key, w);
     }
     return w;
@@ -327,6 +338,7 @@ export class Accounting {
       }
     }
     this.admitBusiest();
+    this.lastTickAt = now;
   }
 
   /** Drops the clients of pods that the index no longer holds (deleted, or replaced by an update). */

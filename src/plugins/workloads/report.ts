@@ -12,10 +12,17 @@ export interface WindowCounts {
   familyQueries: [number, number];
 }
 
-/** Counts since the oldest sample no older than `ms` (all counts when there is no sample yet). */
+/**
+ * Counts since the oldest sample no older than `ms` (all counts when there is no sample yet). The
+ * time the workload's counts were zero, before its first sample, is the oldest sample of all:
+ * without it, the queries a workload made before its first tick left the window at that tick,
+ * the moment they were first sampled (the report then showed none of them).
+ */
 export function windowOf(w: WorkloadStats, ms: number, now = Date.now()): WindowCounts {
+  const first = w.samples[0];
+  const zero: Sample | undefined = first !== undefined && w.zeroAt !== undefined && w.zeroAt < first.at ? { at: w.zeroAt, queries: 0, nxdomain: 0, lookups: [0, 0], familyQueries: [0, 0] } : undefined;
   let from: Sample | undefined;
-  for (const s of w.samples) {
+  for (const s of zero === undefined ? w.samples : [zero, ...w.samples]) {
     if (now - s.at <= ms + 1000) {
       from = s;
       break;

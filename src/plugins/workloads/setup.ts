@@ -146,7 +146,7 @@ export const setup: SetupFn = (ctx) => {
   const options: AccountingOptions = { maxSeries: config.maxSeries, zone, hostSearch: config.hostSearch };
   // One accounting and one clock for the process: blocks and reloads share them.
   const acc = ctx.shared.singleton('workloads|accounting', () => {
-    const created = new Accounting(options);
+    const created = new Accounting(options, Date.now());
     setInterval(() => created.advance(Date.now()), TICK_MS).unref();
     return created;
   });
