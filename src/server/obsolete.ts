@@ -50,7 +50,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['dns64', { does: 'makes AAAA answers from A records for IPv6-only clients behind NAT64' }],
   ['tsig', { does: 'checks and signs TSIG-authenticated queries and zone transfers' }],
   ['dnssec', { does: 'signs answers with DNSSEC as they are made' }],
-  ['transfer', { does: 'answers zone transfers (AXFR, IXFR) of file, auto, secondary and kubernetes zones' }],
   ['route53', { does: 'serves zones held in AWS Route 53' }],
   ['azure', { does: 'serves zones held in Azure DNS' }],
   ['clouddns', { does: 'serves zones held in Google Cloud DNS' }],
