@@ -26,6 +26,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['cancel', () => import('./cancel/setup.js')],
   ['chaos', () => import('./chaos/setup.js')],
   ['debug', () => import('./debug/setup.js')],
+  ['dnstap', () => import('./dnstap/setup.js')],
   ['errors', () => import('./errors/setup.js')],
   ['etcd', () => import('./etcd/setup.js')],
   ['file', () => import('./file/setup.js')],
@@ -53,6 +54,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['template', () => import('./template/setup.js')],
   ['timeouts', () => import('./timeouts/setup.js')],
   ['tls', () => import('./tls/setup.js')],
+  ['transfer', () => import('./transfer/setup.js')],
   ['whoami', () => import('./whoami/setup.js')],
   ['workloads', () => import('./workloads/setup.js')],
 ]);

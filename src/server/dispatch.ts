@@ -8,10 +8,20 @@ import type { LoadedBlock } from './config.js';
 import { routeByZone } from './config.js';
 import { finalizeReply } from './finalize.js';
 import { PluginError, type Plugin } from './plugin.js';
-import { errorReply, type Reply } from './reply.js';
+import { Reply, errorReply } from './reply.js';
+import type { Message } from '../lib/dns/types.js';
 import { DnsRequest, type ClientInfo } from './request.js';
 
 export type Outcome = Buffer | undefined | Promise<Buffer | undefined>;
+
+/** An answer of several messages (a zone transfer): the first, then the rest, made as they are sent. */
+export interface MessageStream {
+  readonly first: Buffer;
+  readonly rest: Iterable<Buffer>;
+}
+
+/** What a TCP connection sends back: one message, several, or nothing. */
+export type StreamOutcome = Buffer | MessageStream | undefined | Promise<Buffer | MessageStream | undefined>;
 
 export interface DispatchHooks {
   /** A plugin threw something that is not a PluginError: a bug. Logged and counted. */
@@ -83,6 +93,11 @@ function questionReply(raw: Buffer, questionEnd: number, rcode: number): Buffer 
   return out;
 }
 
+/** The messages after the first of a multi-message reply, finalized one at a time as they are sent. */
+function* finalizeEach(req: DnsRequest, messages: Iterable<Message>): Iterable<Buffer> {
+  for (const m of messages) yield finalizeReply(req, Reply.of(m));
+}
+
 export class Dispatcher {
   private unrouted: Plugin | undefined;
   private otherClasses = false;
@@ -116,6 +131,19 @@ export class Dispatcher {
    * a request whose answer is still under way then gets its own copy here.
    */
   handle(raw: Buffer, client: ClientInfo, lent = false): Outcome {
+    // Without streams, finish() makes one Buffer of every reply: the first message of several.
+    return this.answer(raw, client, lent, false) as Outcome;
+  }
+
+  /**
+   * As handle(), for a TCP connection: a reply of several messages (a zone transfer) comes back
+   * as a MessageStream, each message to go in its own frame.
+   */
+  handleStream(raw: Buffer, client: ClientInfo, lent = false): StreamOutcome {
+    return this.answer(raw, client, lent, true);
+  }
+
+  private answer(raw: Buffer, client: ClientInfo, lent: boolean, streams: boolean): StreamOutcome {
     if (raw.length < 12) return undefined;
     const flags = raw.readUInt16BE(2);
     if (flags & QR) return undefined; // never answer a response: that is how loops start
@@ -151,11 +179,11 @@ export class Dispatcher {
     if (isPromise<Reply | undefined>(result)) {
       req.own();
       return result.then(
-        (r) => this.finish(req, r),
+        (r) => this.finish(req, r, streams),
         (e: unknown) => this.fail(req, e),
       );
     }
-    return this.finish(req, result);
+    return this.finish(req, result, streams);
   }
 
   /** REFUSED before any block sees the query, counted by the plugin that watches those. */
@@ -165,12 +193,14 @@ export class Dispatcher {
     return finalizeReply(req, refused);
   }
 
-  private finish(req: DnsRequest, reply: Reply | undefined): Buffer | undefined {
+  private finish(req: DnsRequest, reply: Reply | undefined, streams: boolean): Buffer | MessageStream | undefined {
     // Nothing in the chain answered: CoreDNS's "no next plugin found" is a SERVFAIL.
     const r = reply ?? errorReply(req, RCode.SERVFAIL);
     if (r.dropped) return undefined;
     try {
-      return finalizeReply(req, r);
+      const first = finalizeReply(req, r);
+      if (streams && r.more !== undefined) return { first, rest: finalizeEach(req, r.more) };
+      return first;
     } catch (e) {
       if (this.debug) return this.crash(e);
       this.hooks.onPanic(e, req);

@@ -28,6 +28,12 @@ export class Reply {
   kept?: TtlRange;
   /** Set by a plugin that answers by not answering (acl's drop): the server sends nothing. */
   dropped?: boolean;
+  /**
+   * The messages that follow this one in an answer of several (a zone transfer, RFC 5936 §2.2):
+   * made one at a time as the client reads them, each sent in its own TCP frame. Only a TCP
+   * connection sends them; any other transport sends this first message alone.
+   */
+  more?: Iterable<Message>;
 
   private constructor(
     private msg: Message | undefined,

@@ -15,7 +15,7 @@
 
 import { close, open, readFileSync } from 'node:fs';
 import type net from 'node:net';
-import type { Dispatcher, Outcome } from './dispatch.js';
+import type { Dispatcher, MessageStream, Outcome } from './dispatch.js';
 import type { ClientInfo } from './request.js';
 import { isPromise } from './promise.js';
 
@@ -197,6 +197,8 @@ export class TcpConnection {
    */
   private own: Buffer | undefined;
   private inflight = 0;
+  /** A multi-message answer is being sent: no other answer may come between its messages. */
+  private streaming = false;
   private stallTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -274,7 +276,7 @@ export class TcpConnection {
     const s = this.socket;
     // needDrain: a write said "full", so 'drain' will come and serve this connection again.
     if (s.writableNeedDrain && s.writableLength > this.limits.pauseQueuedBytes) return true;
-    return this.inflight >= this.limits.maxInflightPerConnection;
+    return this.streaming || this.inflight >= this.limits.maxInflightPerConnection;
   }
 
   pauseReading(): void {
@@ -307,9 +309,15 @@ export class TcpConnection {
       }
       n++;
       this.served++;
-      const out = this.dispatcher.handle(msg, this.client, lent);
+      const out = this.dispatcher.handleStream(msg, this.client, lent);
       if (isPromise(out)) {
         this.later(out);
+      } else if (isStream(out)) {
+        // What is ready goes first, so answers keep the order of their queries.
+        if (ready) this.write(ready, bytes);
+        ready = undefined;
+        bytes = 0;
+        this.stream(out);
       } else if (out) {
         (ready ??= []).push(out);
         bytes += out.length + 2;
@@ -334,10 +342,11 @@ export class TcpConnection {
   }
 
   /** An answer still under way: written when it settles, and the connection offered again. */
-  private later(out: Promise<Buffer | undefined>): void {
+  private later(out: Promise<Buffer | MessageStream | undefined>): void {
     this.inflight++;
-    const settle = (answer: Buffer | undefined): void => {
+    const settle = (answer: Buffer | MessageStream | undefined): void => {
       this.inflight--;
+      if (isStream(answer)) return this.stream(answer);
       if (answer) {
         this.write([answer], answer.length + 2);
         // Idleness counts from the answer too: a slow upstream does not eat the client's idle time.
@@ -347,6 +356,46 @@ export class TcpConnection {
       if (!this.closed) scheduler.offer(this);
     };
     out.then(settle, () => settle(undefined));
+  }
+
+  /**
+   * Sends the messages of a multi-message answer (a zone transfer) one frame at a time, each
+   * made only once the socket has taken the one before: a zone of any size holds one message in
+   * memory, not the whole transfer. The connection takes no other query meanwhile (blocked()),
+   * and is closed when the client stops reading for stalledTimeoutMs.
+   */
+  private stream(s: MessageStream): void {
+    this.inflight++;
+    this.streaming = true;
+    const rest = s.rest[Symbol.iterator]();
+    const done = (): void => {
+      this.inflight--;
+      this.streaming = false;
+      this.closeIfCapped();
+      if (!this.closed) scheduler.offer(this);
+    };
+    const pump = (): void => {
+      while (!this.closed) {
+        let item: IteratorResult<Buffer>;
+        try {
+          item = rest.next();
+        } catch {
+          // A message that cannot be made ends the transfer: the client sees no closing SOA.
+          this.socket.destroy();
+          break;
+        }
+        if (item.done) break;
+        this.write([item.value], item.value.length + 2);
+        if (this.socket.writableNeedDrain) {
+          // write() started the write timeout for what is unsent; 'drain' goes on with the rest.
+          this.socket.once('drain', pump);
+          return;
+        }
+      }
+      done();
+    };
+    this.write([s.first], s.first.length + 2);
+    pump();
   }
 
   /** Frames `answers` (`bytes` in all, prefixes included) into one buffer and writes it. */
@@ -388,6 +437,10 @@ export class TcpConnection {
     clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
   }
+}
+
+function isStream(out: Buffer | MessageStream | undefined): out is MessageStream {
+  return out !== undefined && !Buffer.isBuffer(out);
 }
 
 /**

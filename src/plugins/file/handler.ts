@@ -9,6 +9,8 @@ import type { DnsRequest } from '../../server/request.js';
 import { everyInterval } from '../pkg/filereload.js';
 import { answerFromZone, closestOrigin, isZoneQuery } from '../pkg/zoneanswer.js';
 import { ZoneSource } from '../pkg/zonesource.js';
+import { serialAtOrAfter, type TransferHub, type Transferer } from '../pkg/xfr.js';
+import type { ResourceRecord } from '../../lib/dns/types.js';
 
 export const DEFAULT_RELOAD_MS = 60_000;
 
@@ -25,10 +27,12 @@ export interface FileConfig {
   fallthrough?: string[];
 }
 
-export class FilePlugin implements Plugin {
+export class FilePlugin implements Plugin, Transferer {
   readonly name = 'file';
   readonly sources: Map<string, ZoneSource>;
   private stopTimer?: () => void;
+  /** The block's meeting point with `transfer`: told when a zone is (re)loaded, to send NOTIFY. */
+  transfers?: TransferHub;
 
   constructor(
     readonly config: FileConfig,
@@ -48,6 +52,16 @@ export class FilePlugin implements Plugin {
 
   start(): void {
     this.stopTimer = everyInterval(this.config.reloadMs, () => this.refresh());
+    // As CoreDNS: secondaries hear of every zone when the server starts (they may have missed
+    // changes made while it was down).
+    for (const [origin, source] of this.sources) if (source.zone) this.transfers?.changed(origin);
+  }
+
+  transfer(zone: string, serial: number | undefined): Iterable<ResourceRecord> | undefined {
+    const z = this.sources.get(zone)?.zone;
+    if (!z) return undefined;
+    if (serial !== undefined && serialAtOrAfter(serial, z.serial)) return [z.soa];
+    return z.transferRecords();
   }
 
   stop(): void {
@@ -57,7 +71,13 @@ export class FilePlugin implements Plugin {
 
   /** Checks every zone's files now; resolves true when any zone was replaced. */
   async refresh(): Promise<boolean> {
-    const results = await Promise.all([...this.sources.values()].map((s) => s.refresh()));
+    const results = await Promise.all(
+      [...this.sources].map(async ([origin, s]) => {
+        const replaced = await s.refresh();
+        if (replaced) this.transfers?.changed(origin);
+        return replaced;
+      }),
+    );
     return results.some(Boolean);
   }
 }

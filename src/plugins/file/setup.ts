@@ -6,6 +6,7 @@ import { corefileRelative } from '../pkg/corefilepath.js';
 import { parseFallthrough } from '../pkg/fallthrough.js';
 import { parseReload } from '../pkg/filereload.js';
 import { normalizeZones } from '../pkg/zones.js';
+import { TransferHub } from '../pkg/xfr.js';
 import { DEFAULT_RELOAD_MS, FilePlugin, type FileConfig } from './handler.js';
 
 /** `file DBFILE [ZONES...] { reload DURATION  reload_by_mtime  fallthrough [ZONES...] }`. */
@@ -60,5 +61,7 @@ export const setup: SetupFn = (ctx) => {
   const log = ctx.shared.log.plugin('file');
   const plugin = new FilePlugin(parseFile(ctx.directive, ctx.block.zones, ctx.corefilePath), log);
   loadAtSetup(plugin, ctx.directive, log);
+  plugin.transfers = TransferHub.of(ctx.instance, ctx.block);
+  plugin.transfers.offer(plugin);
   return plugin;
 };

@@ -12,7 +12,8 @@
 // client's zone copied in (templates.ts).
 
 import { encodeMessage } from '../../lib/dns/codec.js';
-import { DnsClass, RCode, RRType, type Message, type SOAData } from '../../lib/dns/types.js';
+import { DnsClass, RCode, RRType, type Message, type ResourceRecord, type SOAData } from '../../lib/dns/types.js';
+import { serialAtOrAfter } from '../pkg/xfr.js';
 import type { Logger } from '../../server/log.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import { Reply, errorReply, responseFor, type TtlRange } from '../../server/reply.js';
@@ -98,6 +99,19 @@ export class KubernetesPlugin implements Plugin {
 
   ready(): true | string {
     return this.source.store.synced ? true : `${this.source.description} has not synced yet`;
+  }
+
+  /**
+   * Records of `zone` for the `transfer` plugin (CoreDNS's Transferer): one of this plugin's
+   * zones exactly, not a multicluster or reverse one (whose names are made from addresses asked
+   * for, not listed). IXFR with the current serial or a newer one gets the
+   * SOA alone. The serial is the time of the store's last change, as in the SOA answered.
+   */
+  transfer(zone: string, serial: number | undefined): ResourceRecord[] | undefined {
+    if (!this.config.zones.includes(zone) || this.resolver.isMulticlusterZone(zone) || zone.endsWith('.arpa.')) return undefined;
+    const soa = this.resolver.soa(zone);
+    if (serial !== undefined && serialAtOrAfter(serial, (soa.data as SOAData).serial)) return [soa];
+    return this.resolver.transferRecords(zone);
   }
 
   /** The addresses this server answers on (k8s_external's name server addresses). */

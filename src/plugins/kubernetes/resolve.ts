@@ -17,7 +17,7 @@ import { matchesLabels } from '../../lib/cluster/labels.js';
 import { canonicalIP, flat } from '../../lib/cluster/keys.js';
 import { sourceClusterOf, type EndpointAddressInfo, type EndpointGroup, type ServiceInfo } from '../../lib/cluster/records.js';
 import type { ClusterStore } from '../../lib/cluster/store.js';
-import { SrvAnswer, srvWeight } from '../pkg/records.js';
+import { SrvAnswer, addressRecord, srvWeight } from '../pkg/records.js';
 import type { KubernetesConfig } from './config.js';
 
 /** The schema version `dns-version.<zone>` reports. */
@@ -323,6 +323,67 @@ export class Resolver {
       expire: 86400,
       minimum: ttl,
     });
+  }
+
+  /**
+   * The records of `zone` for a zone transfer, as CoreDNS's kubernetes plugin offers them: the
+   * SOA; the apex NS records and their addresses; for each Service (by name) of an exposed
+   * namespace, a ClusterIP service's A/AAAA, an SRV per port at the service's own name (which
+   * CoreDNS adds for peer-finder) and one per named port at `_port._proto`; a headless service's
+   * published endpoints as A/AAAA at the service's name and at their own, with an SRV per named
+   * port; an ExternalName service's CNAME; then the SOA again. Pods, PTR and `dns-version` are
+   * answered but not transferred, as in CoreDNS. A multicluster zone is not transferred.
+   */
+  transferRecords(zone: string): ResourceRecord[] {
+    const ttl = this.cfg.ttl;
+    const soa = this.soa(zone);
+    const out: ResourceRecord[] = [soa];
+    const ns = this.ns(new Context(zone), zone);
+    out.push(...ns.records, ...ns.extra);
+    const seen = new Set<string>();
+    const add = (r: ResourceRecord): void => {
+      const key = `${r.name} ${r.type} ${JSON.stringify(r.data)}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      out.push(r);
+    };
+    const services = [...this.store.allServices()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+    for (const svc of services) {
+      if (!this.namespaceExposed(svc.namespace) || !matchesLabels(this.cfg.labels, svc.labels)) continue;
+      const svcName = inZone(`${svc.name}.${svc.namespace}.svc`, zone).toLowerCase();
+      const portName = (p: { name: string; protocol: string }): string => `_${p.protocol.toLowerCase()}._${p.name.toLowerCase()}.${svcName}`;
+      if (svc.kind === 'ExternalName') {
+        if (svc.externalName !== '' && canonicalIP(svc.externalName) === undefined) add(rr.cname(svcName, ttl, fqdn(svc.externalName)));
+        continue;
+      }
+      if (svc.kind === 'ClusterIP') {
+        for (const ip of svc.clusterIPs) add(addressRecord(svcName, ttl, ip));
+        for (const p of svc.ports) {
+          if (p.port === -1) continue;
+          add(rr.srv(svcName, ttl, 0, 100, p.port, svcName));
+          if (p.name !== '') add(rr.srv(portName(p), ttl, 0, 100, p.port, svcName));
+        }
+        continue;
+      }
+      for (const g of this.groups(svc)) {
+        if (!this.groupVisible(g)) continue;
+        const published = g.addresses.filter((a) => this.published(a, svc));
+        const weight = srvWeight(published.length);
+        for (const a of published) {
+          const host = `${endpointHostname(a, this.cfg.endpointPodNames)}.${svcName}`.toLowerCase();
+          add(addressRecord(svcName, ttl, a.ip));
+          add(addressRecord(host, ttl, a.ip));
+          for (const p of g.ports) if (p.name !== '' && p.port !== -1) add(rr.srv(portName(p), ttl, 0, weight, p.port, host));
+        }
+      }
+    }
+    out.push(soa);
+    return out;
+  }
+
+  /** True for a zone answered from ServiceImports (multicluster). */
+  isMulticlusterZone(zone: string): boolean {
+    return this.multiclusterZones.has(zone);
   }
 
   // ---- record builders (CoreDNS's plugin.A, SRV, TXT, PTR, NS) ----

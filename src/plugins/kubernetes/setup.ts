@@ -8,6 +8,7 @@ import type { BlockSettings, SetupFn } from '../../server/plugin.js';
 import { parseKubernetes, type SourceSpec } from './config.js';
 import { KubernetesPlugin } from './handler.js';
 import { SourceRegistry } from './sources.js';
+import { TransferHub } from '../pkg/xfr.js';
 
 /** Key under which other plugins of the same config (autopath) find this block's kubernetes plugin. */
 export function instanceKey(file: string, line: number): string {
@@ -67,5 +68,6 @@ export const setup: SetupFn = async (ctx) => {
   const settings = ctx.block.settings;
   const plugin = new KubernetesPlugin(cfg, handle, { log: ctx.shared.log.plugin('kubernetes'), localIPs: () => localAddresses(settings) });
   ctx.instance.set(key, plugin);
+  TransferHub.of(ctx.instance, ctx.block).offer(plugin);
   return plugin;
 };

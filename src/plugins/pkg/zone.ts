@@ -114,6 +114,21 @@ export class Zone {
     return new Zone(origin, soa, nodes, ents, cuts, records);
   }
 
+  /**
+   * Every record of the zone in transfer order (RFC 5936 §2.2): the SOA, the rest of the apex,
+   * the other names in the order they were read, and the SOA again.
+   */
+  *transferRecords(): Generator<ResourceRecord> {
+    yield this.soa;
+    const apex = this.nodes.get(this.origin);
+    for (const [type, set] of apex ?? []) if (type !== RRType.SOA) yield* set;
+    for (const [name, sets] of this.nodes) {
+      if (name === this.origin) continue;
+      for (const set of sets.values()) yield* set;
+    }
+    yield this.soa;
+  }
+
   /** The records of `type` at `name` (lower-case), if any. */
   rrset(name: string, type: number): ResourceRecord[] | undefined {
     return this.nodes.get(name)?.get(type);

@@ -31,7 +31,8 @@ function parentOf(name: string): string | undefined {
 }
 
 /**
- * Answers `req` from `zone`. Zone transfers are refused (kdns has no `transfer`). A name the
+ * Answers `req` from `zone`. Zone transfers that reach a zone plugin are refused: `transfer`,
+ * ahead of it in the chain, answers those it allows (as in CoreDNS). A name the
  * zone does not have goes on to the next plugin when `fallthrough` covers it. A CNAME chain
  * that leaves the zone is followed through the rest of the chain, as CoreDNS's upstream does.
  */
