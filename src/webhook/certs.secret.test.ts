@@ -412,10 +412,11 @@ test('API errors: startup retries with backoff until the Secret can be read, log
 
 test('real time: while serving certificates and CAs rotate, a client trusting only the configuration completes every handshake with both replicas', async () => {
   await withApi(withConfig, async (h) => {
-    // Seconds-long lifetimes: a CA lives 8 s (its successor is added after about 5 s and signs
-    // about 0.7 s later), a serving certificate 3 s (renewed with a second or more to spare, so
-    // a check delayed on a loaded machine still renews it in time).
-    const timing = { caValidityMs: 8000, certValidityMs: 3000, bundlePropagationMs: 500, checkIntervalMs: 200 };
+    // Seconds-long lifetimes renewed at a quarter of their life: a CA lives 16 s (a successor
+    // every 4 s, signing 0.5 s after it is in the bundle), a serving certificate 8 s (renewed
+    // every 2 s, so the 6 s left cover a renewal a loaded machine delays by seconds; renewing 3 s
+    // certificates at 2/3 left 1 s, and a busy CI machine let one expire).
+    const timing = { caValidityMs: 16_000, certValidityMs: 8_000, renewAfterFraction: 1 / 4, bundlePropagationMs: 500, checkIntervalMs: 200 };
     const replicas = await Promise.all([h.start(timing), h.start(timing)]);
     const servers = replicas.map((r) => {
       const server = createTlsServer({ cert: r.current().certPem, key: r.current().keyPem }, (socket) => socket.end());
@@ -427,7 +428,7 @@ test('real time: while serving certificates and CAs rotate, a client trusting on
       const failures: string[] = [];
       const issuers = new Set<string>();
       let handshakes = 0;
-      const until = Date.now() + 8000;
+      const until = Date.now() + 10_000;
       while (Date.now() < until) {
         const bundle = bundlePems(h.api)[0]!;
         for (const port of ports) {
@@ -445,7 +446,9 @@ test('real time: while serving certificates and CAs rotate, a client trusting on
         await sleep(20);
       }
       assert.deepEqual(failures, [], `${handshakes} handshakes, certificates by ${[...issuers].join(', ')}; log:\n${h.logs.join('\n')}`);
-      assert.ok(handshakes > 100, `${handshakes} handshakes`);
+      // Enough handshakes to have crossed the rotations on both replicas (how many a machine
+      // manages in 10 s is not what is tested).
+      assert.ok(handshakes > 20, `${handshakes} handshakes`);
       assert.ok(issuers.size >= 2, `certificates by ${[...issuers].join(', ')}: no CA rotation seen`);
     } finally {
       for (const s of servers) await new Promise((r) => s.close(r));
