@@ -12,7 +12,7 @@ import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin, type Shared } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
-import { endpointFor } from '../pkg/endpoint.js';
+import { endpointFor, type HttpsIdentity } from '../pkg/endpoint.js';
 import { type HttpAddress } from '../pkg/httpaddress.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { isPromise } from '../../server/promise.js';
@@ -145,6 +145,10 @@ class ServerCells {
 
 export interface PrometheusConfig {
   address: HttpAddress;
+  /** `runtime_metrics`: also time garbage collections (nodejs_gc_duration_seconds). */
+  runtimeMetrics?: boolean;
+  /** `tls WEB_CONFIG`: path of the web configuration file giving the TLS of /metrics. */
+  webConfig?: string;
 }
 
 /** Registers the families and answers /metrics. One per server block (plus the listener it shares). */
@@ -160,6 +164,8 @@ export class PrometheusPlugin implements Plugin {
     readonly config: PrometheusConfig,
     private readonly shared: Shared,
     private readonly block: BlockInfo,
+    /** Serve /metrics over HTTPS with this (prometheus `tls`); undefined: plain HTTP. */
+    private readonly identity?: HttpsIdentity,
   ) {
     this.registry = shared.metrics;
     this.metrics = dnsMetrics(this.registry);
@@ -232,7 +238,7 @@ export class PrometheusPlugin implements Plugin {
     if (addresses[0] !== undefined) this.fallback = this.byLocalAddress.get(addresses[0]) as ServerCells;
     answerScrapes(this.registry);
     const endpoint = endpointFor(this.shared, this.config.address);
-    this.release = await endpoint.claim('/metrics', (_req, res) => this.scrape(res), 'prometheus');
+    this.release = await endpoint.claim('/metrics', (_req, res) => this.scrape(res), 'prometheus', this.identity);
   }
 
   private async scrape(res: ServerResponse): Promise<void> {

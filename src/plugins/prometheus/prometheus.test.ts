@@ -27,7 +27,7 @@ describe('prometheus setup', () => {
   const invalid: Array<{ corefile: string; error: string }> = [
     { corefile: 'prometheus localhost', error: 'Corefile:2: prometheus: address localhost: missing port in address' },
     { corefile: 'prometheus :9153 :9154', error: 'Corefile:2: prometheus takes at most one address, got 2 arguments' },
-    { corefile: 'prometheus {\n tls /etc/web.yml\n}', error: 'Corefile:3: unknown property "tls" in prometheus block' },
+    { corefile: 'prometheus {\n metrics_path /m\n}', error: 'Corefile:3: unknown property "metrics_path" in prometheus block' },
   ];
   for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parsePrometheus(directiveIn(c.corefile)), { message: c.error }));
 });
