@@ -26,6 +26,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['cancel', () => import('./cancel/setup.js')],
   ['chaos', () => import('./chaos/setup.js')],
   ['debug', () => import('./debug/setup.js')],
+  ['dns64', () => import('./dns64/setup.js')],
   ['errors', () => import('./errors/setup.js')],
   ['etcd', () => import('./etcd/setup.js')],
   ['file', () => import('./file/setup.js')],

@@ -47,7 +47,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['trace', { does: 'sends a trace of each query to Zipkin or Datadog' }],
   ['shed', { does: "drops UDP queries while a listener's replies back up faster than its socket can send them", instead: "kdns sends each socket's replies from one thread and leaves the excess to the kernel's socket buffer: remove the line" }],
   ['dnstap', { does: 'writes every query and reply in dnstap format to a socket', instead: 'log queries with log' }],
-  ['dns64', { does: 'makes AAAA answers from A records for IPv6-only clients behind NAT64' }],
   ['tsig', { does: 'checks and signs TSIG-authenticated queries and zone transfers' }],
   ['dnssec', { does: 'signs answers with DNSSEC as they are made' }],
   ['transfer', { does: 'answers zone transfers (AXFR, IXFR) of file, auto, secondary and kubernetes zones' }],
