@@ -54,6 +54,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['template', () => import('./template/setup.js')],
   ['timeouts', () => import('./timeouts/setup.js')],
   ['tls', () => import('./tls/setup.js')],
+  ['view', () => import('./view/setup.js')],
   ['whoami', () => import('./whoami/setup.js')],
   ['workloads', () => import('./workloads/setup.js')],
 ]);

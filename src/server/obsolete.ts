@@ -58,13 +58,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['erratic', { does: 'answers with fixed records, delayed, dropped or truncated on purpose, to test clients' }],
   ['on', { does: 'runs a command when the server starts up, restarts or shuts down' }],
   ['sign', { does: 'signs zone files with DNSSEC for file and auto to serve' }],
-  [
-    'view',
-    {
-      does: 'takes a query into a server block only when an expression over the client and the question holds (split DNS)',
-      instead: 'give each audience a server block on addresses of its own (bind), or refuse names to clients with acl',
-    },
-  ],
   ['nomad', { does: "serves HashiCorp Nomad's service catalogue as SERVICE.NAMESPACE.service.nomad" }],
 ]);
 

@@ -1,6 +1,4 @@
-import type { Registry } from '../../server/promclient.js';
 import { parseHttpAddress } from '../pkg/httpaddress.js';
-import { serverLabel } from '../pkg/metrics.js';
 import { collectGcMetrics, collectProcessMetrics } from './process.js';
 import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
@@ -9,7 +7,6 @@ import { loadWebConfig, WebConfigError } from './webconfig.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
-import { gauge } from '../../server/metrics.js';
 
 export const DEFAULT_ADDRESS = 'localhost:9153';
 
@@ -66,17 +63,6 @@ function enableProcessMetrics(shared: Shared): void {
   });
 }
 
-/** coredns_plugin_enabled: 1 for every plugin of the block, per zone, as CoreDNS reports them. */
-function markPluginsEnabled(registry: Registry, block: BlockInfo): void {
-  const enabled = gauge(registry, 'coredns_plugin_enabled', 'A metric that indicates whether a plugin is enabled on per server and zone basis.', ['server', 'zone', 'view', 'name']);
-  const addresses = block.settings.listenAddresses.length > 0 ? block.settings.listenAddresses : [''];
-  for (const address of addresses) {
-    for (const zone of block.zones) {
-      for (const name of block.plugins) enabled.set({ server: serverLabel(address, block.port), zone, view: '', name }, 1);
-    }
-  }
-}
-
 /** CoreDNS allows one `prometheus` per server block. */
 function claimBlock(instance: Map<string, unknown>, block: BlockInfo, d: Directive): void {
   const seen = (instance.get('prometheus|blocks') as Set<BlockInfo> | undefined) ?? new Set<BlockInfo>();
@@ -91,6 +77,5 @@ export const setup: SetupFn = (ctx) => {
   claimBlock(ctx.instance, ctx.block, ctx.directive);
   enableProcessMetrics(ctx.shared);
   if (config.runtimeMetrics) enableRuntimeMetrics(ctx.shared);
-  markPluginsEnabled(ctx.shared.metrics, ctx.block);
   return new PrometheusPlugin(config, ctx.shared, ctx.block, identity);
 };
