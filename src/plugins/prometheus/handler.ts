@@ -174,6 +174,8 @@ export class PrometheusPlugin implements Plugin {
   private readonly metrics: DnsMetrics;
   private readonly registry: Registry;
   private byLocalAddress = new Map<string, ServerCells>();
+  /** By server label: the cells of dropped queries when the block has a view. */
+  private unviewed?: Map<string, ServerCells>;
   private fallback: ServerCells;
   private release?: () => Promise<void>;
 
@@ -216,12 +218,25 @@ export class PrometheusPlugin implements Plugin {
 
   /** A query outside every zone of the listener, refused by the server: zone "dropped", as CoreDNS. */
   observeUnrouted(req: DnsRequest, reply: Reply): void {
-    this.record(req, reply, undefined, DROPPED_ZONE);
+    this.record(req, reply, undefined, DROPPED_ZONE, this.unviewedCellsFor(req.client.localAddress));
+  }
+
+  /** Cells without the block's view: a query no block took belongs to no view. */
+  private unviewedCellsFor(localAddress: string): ServerCells {
+    const own = this.cellsFor(localAddress);
+    if (this.block.settings.view === undefined) return own;
+    this.unviewed ??= new Map();
+    let cells = this.unviewed.get(own.server);
+    if (!cells) {
+      cells = new ServerCells(this.metrics, own.server);
+      this.unviewed.set(own.server, cells);
+    }
+    return cells;
   }
 
   /** Counts one answered (or failed) query. */
-  private record(req: DnsRequest, reply: Reply | undefined, error: unknown, zone: string = req.zone): void {
-    const cells = this.cellsFor(req.client.localAddress).forZone(zone);
+  private record(req: DnsRequest, reply: Reply | undefined, error: unknown, zone: string = req.zone, server: ServerCells = this.cellsFor(req.client.localAddress)): void {
+    const cells = server.forZone(zone);
     const type = TYPE_INDEX[req.qtype] as number;
     const proto = req.transport === 'udp' ? 0 : 1;
     const family = familyOf(req.client) - 1;

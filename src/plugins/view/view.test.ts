@@ -201,6 +201,13 @@ example.org:{PORT} {
     const after = await scrape();
     const delta = (m: Record<string, string>) => value(after, 'coredns_dns_requests_total', m) - value(before, 'coredns_dns_requests_total', m);
     assert.deepEqual([delta(lab), delta(plain)], [1, 2]);
+    await dig('test', 'A', { port: s.port, server: '127.0.0.1', args: ['-b', '127.0.0.2', '-c', 'CH'] });
+    const dropped = await scrape();
+    assert.deepEqual(
+      dropped.filter((x) => x.name === 'coredns_dns_requests_total' && x.labels.zone === 'dropped').map((x) => x.labels.view),
+      [''],
+      'a query no block takes belongs to no view',
+    );
     assert.equal(value(after, 'coredns_plugin_enabled', { server: `dns://127.0.0.1:${s.port}`, view: 'lab', name: 'hosts' }), 1);
   });
 });
