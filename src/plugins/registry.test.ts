@@ -16,7 +16,7 @@ test('every plugin folder has a registry entry, and every entry a folder', () =>
     .map((d) => d.name)
     .sort();
   assert.deepEqual([...PLUGINS.keys()].sort(), folders);
-  assert.equal(folders.length, 41);
+  assert.equal(folders.length, 43);
 });
 
 test('every registered plugin is a directive of the plugin order', () => {

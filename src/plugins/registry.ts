@@ -26,6 +26,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['cancel', () => import('./cancel/setup.js')],
   ['chaos', () => import('./chaos/setup.js')],
   ['debug', () => import('./debug/setup.js')],
+  ['dns64', () => import('./dns64/setup.js')],
   ['dnstap', () => import('./dnstap/setup.js')],
   ['errors', () => import('./errors/setup.js')],
   ['etcd', () => import('./etcd/setup.js')],
@@ -55,6 +56,7 @@ export const PLUGINS: ReadonlyMap<string, () => Promise<PluginModule>> = new Map
   ['timeouts', () => import('./timeouts/setup.js')],
   ['tls', () => import('./tls/setup.js')],
   ['transfer', () => import('./transfer/setup.js')],
+  ['view', () => import('./view/setup.js')],
   ['whoami', () => import('./whoami/setup.js')],
   ['workloads', () => import('./workloads/setup.js')],
 ]);

@@ -31,8 +31,11 @@ export interface ListenSpec {
   transport: ListenTransport;
   address: string;
   port: number;
-  /** zone → block: the longest matching zone wins. */
-  zones: Map<string, LoadedBlock>;
+  /**
+   * zone → its blocks in Corefile order: the longest matching zone wins, and within it the first
+   * block whose view matches the query (a block without view matches every query).
+   */
+  zones: Map<string, LoadedBlock[]>;
   /** Certificates of a tls:// or https:// listener (the `tls` directive of its blocks; the last one wins, as in CoreDNS). Absent: cleartext. */
   tls?: TlsSettings;
   /** A block on this listener has `debug`: errors thrown by plugins are not recovered. */
@@ -229,10 +232,13 @@ export function groupListeners(blocks: LoadedBlock[], worker = 0): ListenSpec[] 
         specs.set(key, spec);
       }
       for (const zone of b.info.zones) {
-        if (spec.zones.has(zone)) {
+        const list = spec.zones.get(zone) ?? [];
+        // Blocks with a view may share a zone (split DNS); two that take every query may not.
+        if (!b.info.settings.view && list.some((o) => !o.info.settings.view)) {
           throw new CorefileError(b.info.file, b.info.line, `cannot serve ${b.transport}://${zone}:${b.info.port} - it is already defined`);
         }
-        spec.zones.set(zone, b);
+        list.push(b);
+        spec.zones.set(zone, list);
       }
       if (b.info.settings.tls) spec.tls = b.info.settings.tls;
       if (b.info.settings.debug) spec.debug = true;
@@ -254,13 +260,42 @@ export function groupListeners(blocks: LoadedBlock[], worker = 0): ListenSpec[] 
 }
 
 /** The longest zone of `zones` that contains `name` (lower-case, absolute), if any. */
-export function routeByZone(zones: Map<string, LoadedBlock>, name: string): string | undefined {
+export function routeByZone(zones: Map<string, unknown>, name: string): string | undefined {
   let candidate = name;
   for (;;) {
     if (zones.has(candidate)) return candidate;
     if (candidate === '.') return undefined;
-    const dot = nextLabelDot(candidate);
-    candidate = dot < 0 || dot === candidate.length - 1 ? '.' : candidate.slice(dot + 1);
+    candidate = parentZone(candidate);
+  }
+}
+
+/** The zone one label up ("b.c." for "a.b.c.", "." for "a."). */
+function parentZone(name: string): string {
+  const dot = nextLabelDot(name);
+  return dot < 0 || dot === name.length - 1 ? '.' : name.slice(dot + 1);
+}
+
+/**
+ * The block that takes `req`: in the longest zone that has one willing, the first block
+ * (Corefile order) without a view or whose view matches; when no block of a zone matches, the
+ * next zone up is tried, as CoreDNS does. Sets `req.zone` to the zone found (no object is made
+ * per query).
+ */
+export function routeQuery(zones: Map<string, LoadedBlock[]>, req: DnsRequest): LoadedBlock | undefined {
+  let candidate = req.query.name;
+  for (;;) {
+    const blocks = zones.get(candidate);
+    if (blocks !== undefined) {
+      for (const block of blocks) {
+        const view = block.info.settings.view;
+        if (view === undefined || view.matches(req)) {
+          req.zone = candidate;
+          return block;
+        }
+      }
+    }
+    if (candidate === '.') return undefined;
+    candidate = parentZone(candidate);
   }
 }
 

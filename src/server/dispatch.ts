@@ -5,7 +5,7 @@ import { DnsFormatError, parseQuery } from '../lib/dns/codec.js';
 import { RCode } from '../lib/dns/types.js';
 import { isPromise } from './promise.js';
 import type { LoadedBlock } from './config.js';
-import { routeByZone } from './config.js';
+import { routeQuery } from './config.js';
 import { finalizeReply } from './finalize.js';
 import { PluginError, type Plugin } from './plugin.js';
 import { Reply, errorReply } from './reply.js';
@@ -29,10 +29,12 @@ export interface DispatchHooks {
 }
 
 /** The first plugin of the listener's blocks that watches queries no block takes. */
-function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
-  for (const block of zones.values()) {
-    const p = block.plugins.find((x) => x.observeUnrouted !== undefined);
-    if (p) return p;
+function unroutedObserver(zones: Map<string, LoadedBlock[]>): Plugin | undefined {
+  for (const blocks of zones.values()) {
+    for (const block of blocks) {
+      const p = block.plugins.find((x) => x.observeUnrouted !== undefined);
+      if (p) return p;
+    }
   }
   return undefined;
 }
@@ -44,9 +46,9 @@ function unroutedObserver(zones: Map<string, LoadedBlock>): Plugin | undefined {
 const OPENS_OTHER_CLASSES: ReadonlySet<string> = new Set(['chaos', 'forward']);
 
 /** True when a block of the listener has a plugin that takes queries of classes other than IN. */
-function takesOtherClasses(zones: Map<string, LoadedBlock>): boolean {
-  for (const block of zones.values()) {
-    if (block.plugins.some((p) => OPENS_OTHER_CLASSES.has(p.name))) return true;
+function takesOtherClasses(zones: Map<string, LoadedBlock[]>): boolean {
+  for (const blocks of zones.values()) {
+    if (blocks.some((block) => block.plugins.some((p) => OPENS_OTHER_CLASSES.has(p.name)))) return true;
   }
   return false;
 }
@@ -101,7 +103,7 @@ function* finalizeEach(req: DnsRequest, messages: Iterable<Message>): Iterable<B
 export class Dispatcher {
   private unrouted: Plugin | undefined;
   private otherClasses = false;
-  private zoneMap!: Map<string, LoadedBlock>;
+  private zoneMap!: Map<string, LoadedBlock[]>;
   /**
    * The `debug` plugin's switch: an error thrown by a plugin is not recovered but ends the
    * process with its stack, as CoreDNS does when its recover() is off.
@@ -109,18 +111,18 @@ export class Dispatcher {
   debug = false;
 
   constructor(
-    zones: Map<string, LoadedBlock>,
+    zones: Map<string, LoadedBlock[]>,
     private readonly hooks: DispatchHooks,
   ) {
     this.zones = zones;
   }
 
-  /** zone → block; replaced wholesale on reload. */
-  get zones(): Map<string, LoadedBlock> {
+  /** zone → its blocks; replaced wholesale on reload. */
+  get zones(): Map<string, LoadedBlock[]> {
     return this.zoneMap;
   }
 
-  set zones(zones: Map<string, LoadedBlock>) {
+  set zones(zones: Map<string, LoadedBlock[]>) {
     this.zoneMap = zones;
     this.unrouted = unroutedObserver(zones);
     this.otherClasses = takesOtherClasses(zones);
@@ -162,14 +164,16 @@ export class Dispatcher {
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
     if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
-    const zone = routeByZone(this.zoneMap, query.name);
-    if (zone === undefined) return this.refuse(req);
+    const block = routeQuery(this.zoneMap, req);
+    if (block === undefined) return this.refuse(req);
+    const zone = req.zone;
     // Plugins answer by copying the question's bytes into their reply (hosts, kubernetes, cache);
     // a name compressed into the header would point at the reply's header, which is not the
     // query's. Such a query (nothing but a crafted one has it) goes on spelled out.
     if (!questionIsSelfContained(raw, query.questionEnd)) req = req.derive(query.qname);
     req.zone = zone;
-    const block = this.zoneMap.get(zone) as LoadedBlock;
+    const view = block.info.settings.view;
+    if (view !== undefined) req.metadata.set('view/name', view.name);
     let result;
     try {
       result = block.handle(req);

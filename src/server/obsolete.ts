@@ -46,7 +46,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['https3', { does: 'sets the stream and connection limits of an https3:// (DNS over HTTP/3) server block', instead: 'kdns serves no https3://: serve DNS over HTTPS (https://)' }],
   ['trace', { does: 'sends a trace of each query to Zipkin or Datadog' }],
   ['shed', { does: "drops UDP queries while a listener's replies back up faster than its socket can send them", instead: "kdns sends each socket's replies from one thread and leaves the excess to the kernel's socket buffer: remove the line" }],
-  ['dns64', { does: 'makes AAAA answers from A records for IPv6-only clients behind NAT64' }],
   ['tsig', { does: 'checks and signs TSIG-authenticated queries and zone transfers' }],
   ['dnssec', { does: 'signs answers with DNSSEC as they are made' }],
   ['route53', { does: 'serves zones held in AWS Route 53' }],
@@ -57,13 +56,6 @@ const UNAVAILABLE_DIRECTIVES: ReadonlyMap<string, { does: string; instead?: stri
   ['erratic', { does: 'answers with fixed records, delayed, dropped or truncated on purpose, to test clients' }],
   ['on', { does: 'runs a command when the server starts up, restarts or shuts down' }],
   ['sign', { does: 'signs zone files with DNSSEC for file and auto to serve' }],
-  [
-    'view',
-    {
-      does: 'takes a query into a server block only when an expression over the client and the question holds (split DNS)',
-      instead: 'give each audience a server block on addresses of its own (bind), or refuse names to clients with acl',
-    },
-  ],
   ['nomad', { does: "serves HashiCorp Nomad's service catalogue as SERVICE.NAMESPACE.service.nomad" }],
 ]);
 

@@ -72,6 +72,17 @@ export interface BlockSettings {
   connectionTimeouts?: ConnectionTimeouts;
   /** Set by `multisocket`: how many workers serve the block (each with its own sockets). */
   sockets?: number;
+  /**
+   * Set by `view`: the block takes a query only when `matches` holds for it. Blocks with a view
+   * may share a zone and port; the first in Corefile order that matches (or has no view) wins.
+   */
+  view?: BlockView;
+}
+
+/** A server block's view: its name (the `view` label of metrics, `view/name` metadata) and its condition. */
+export interface BlockView {
+  readonly name: string;
+  matches(req: DnsRequest): boolean;
 }
 
 /** How a TLS listener treats client certificates (the `tls` plugin's client_auth, Go's ClientAuthType). */

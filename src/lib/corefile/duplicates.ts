@@ -23,10 +23,15 @@ function zoneAddress(transport: string, zone: string, port: number, address: str
   return `${transport}://${zone}:${port}${address === '' ? '' : ` on ${address}`}`;
 }
 
-/** Throws CorefileError at the second block that serves a zone address already served. */
+/**
+ * Throws CorefileError at the second block that serves a zone address already served. A block
+ * with a `view` takes only the queries its view matches, so it may share a zone address with
+ * others (split DNS), as in CoreDNS.
+ */
 export function checkDuplicateZones(blocks: readonly ServerBlock[], defaultPort: number, listenAddressesOf: ListenAddressesOf = bindAddresses): void {
   const firstAt = new Map<string, ServerBlock>();
   for (const block of blocks) {
+    if (block.directives.some((d) => d.name === 'view')) continue;
     const addresses = listenAddressesOf(block);
     for (const raw of block.keys) {
       for (const key of parseServerKey(raw, defaultPort, block)) {

@@ -48,8 +48,8 @@ function dispatchThrowing(debug: boolean): { status: number | null; stdout: stri
     script,
     `import { Dispatcher } from ${JSON.stringify(built('server/dispatch.js'))};
 import { encodeMessage } from ${JSON.stringify(built('lib/dns/codec.js'))};
-const block = { plugins: [], handle: () => { null.boom(); } };
-const d = new Dispatcher(new Map([['.', block]]), { onPanic: (e) => console.error('recovered: ' + e.message) });
+const block = { info: { settings: {} }, plugins: [], handle: () => { null.boom(); } };
+const d = new Dispatcher(new Map([['.', [block]]]), { onPanic: (e) => console.error('recovered: ' + e.message) });
 d.debug = ${debug};
 const q = encodeMessage({ id: 7, qr: false, opcode: 0, aa: false, tc: false, rd: true, ra: false, z: false, ad: false, cd: false, rcode: 0,
   questions: [{ name: 'example.org.', type: 1, class: 1 }], answers: [], authority: [], additional: [] });

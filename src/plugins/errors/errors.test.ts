@@ -16,7 +16,7 @@ import { parseErrors } from './setup.js';
 /** Config as plain values (RegExp → source) for comparison. */
 function shown(text: string) {
   const c = parseErrors(directiveIn(text));
-  return { stacktrace: c.stacktrace, consolidate: c.consolidate.map((r) => [r.periodMs, r.source, r.level]) };
+  return { stacktrace: c.stacktrace, consolidate: c.consolidate.map((r) => [r.periodMs, r.source, r.level, r.showFirst]) };
 }
 
 describe('errors setup: valid lines', () => {
@@ -26,8 +26,12 @@ describe('errors setup: valid lines', () => {
     {
       name: 'consolidate rules in order, level defaults to error',
       corefile: 'errors {\n consolidate 5m ".* i/o timeout$" warning\n consolidate 30s "^Failed to .+"\n}',
-      want: { stacktrace: false, consolidate: [[300_000, '.* i/o timeout$', 'warning'], [30_000, '^Failed to .+', 'error']] },
+      want: { stacktrace: false, consolidate: [[300_000, '.* i/o timeout$', 'warning', false], [30_000, '^Failed to .+', 'error', false]] },
     },
+    { name: 'consolidate with a level and show_first', corefile: 'errors {\n consolidate 30s "timeout$" warning show_first\n}', want: { stacktrace: false, consolidate: [[30_000, 'timeout$', 'warning', true]] } },
+    { name: 'consolidate with show_first and no level: error', corefile: 'errors {\n consolidate 30s "timeout$" show_first\n}', want: { stacktrace: false, consolidate: [[30_000, 'timeout$', 'error', true]] } },
+    { name: 'show_first twice is show_first (CoreDNS accepts it)', corefile: 'errors {\n consolidate 30s x show_first show_first\n}', want: { stacktrace: false, consolidate: [[30_000, 'x', 'error', true]] } },
+    { name: 'a regexp of 10000 characters', corefile: `errors {\n consolidate 30s ${'a'.repeat(10_000)}\n}`, want: { stacktrace: false, consolidate: [[30_000, 'a'.repeat(10_000), 'error', false]] } },
     { name: 'stacktrace', corefile: 'errors {\n stacktrace\n}', want: { stacktrace: true, consolidate: [] } },
     { name: 'CoreDNS older spelling panicRecoveryStacktrace', corefile: 'errors {\n panicRecoveryStacktrace\n}', want: { stacktrace: true, consolidate: [] } },
   ];
@@ -40,7 +44,11 @@ describe('errors setup: invalid lines name the line', () => {
     { name: 'two arguments', corefile: 'errors stdout more', error: 'Corefile:2: wrong argument count for "errors": expected at most 1, got 2' },
     { name: 'unknown property', corefile: 'errors {\n consolidat 5m x\n}', error: 'Corefile:3: unknown property "consolidat" in errors block' },
     { name: 'consolidate with one argument', corefile: 'errors {\n consolidate 5m\n}', error: 'Corefile:3: wrong argument count for "consolidate": expected at least 2, got 1' },
-    { name: 'consolidate with four arguments', corefile: 'errors {\n consolidate 5m x error more\n}', error: 'Corefile:3: wrong argument count for "consolidate": expected at most 3, got 4' },
+    { name: 'consolidate with five arguments', corefile: 'errors {\n consolidate 5m x error show_first more\n}', error: 'Corefile:3: wrong argument count for "consolidate": expected at most 4, got 5' },
+    { name: 'unknown word after the regexp', corefile: 'errors {\n consolidate 5m x error more\n}', error: 'Corefile:3: unknown option "more" in consolidate (expected a log level: warning, error, info, debug; or show_first)' },
+    { name: 'two log levels', corefile: 'errors {\n consolidate 5m x error warning\n}', error: 'Corefile:3: consolidate takes one log level, got "error" and "warning"' },
+    { name: 'level after show_first', corefile: 'errors {\n consolidate 5m x show_first warning\n}', error: 'Corefile:3: log level "warning" must come before show_first in consolidate' },
+    { name: 'a regexp longer than 10000 characters', corefile: `errors {\n consolidate 5m ${'a'.repeat(10_001)}\n}`, error: 'Corefile:3: regular expression in consolidate is too long: 10001 characters (at most 10000)' },
     {
       name: 'bad period',
       corefile: 'errors {\n consolidate often x\n}',
@@ -48,7 +56,7 @@ describe('errors setup: invalid lines name the line', () => {
     },
     { name: 'zero period', corefile: 'errors {\n consolidate 0s x\n}', error: 'Corefile:3: consolidate period must be at least 1ms, got 0s' },
     { name: 'bad regexp', corefile: 'errors {\n consolidate 5m "a(b"\n}', error: 'Corefile:3: invalid regular expression "a(b" in consolidate: Invalid regular expression: /a(b/: Unterminated group' },
-    { name: 'bad level', corefile: 'errors {\n consolidate 5m x fatal\n}', error: 'Corefile:3: unknown log level "fatal" in consolidate (expected warning, error, info, debug)' },
+    { name: 'bad level', corefile: 'errors {\n consolidate 5m x fatal\n}', error: 'Corefile:3: unknown option "fatal" in consolidate (expected a log level: warning, error, info, debug; or show_first)' },
     { name: 'stacktrace with an argument', corefile: 'errors {\n stacktrace yes\n}', error: 'Corefile:3: wrong argument count for "stacktrace": expected no arguments, got 1' },
   ];
   for (const c of cases) test(c.name, () => assert.throws(() => parseErrors(directiveIn(c.corefile)), { message: c.error }));
@@ -100,7 +108,7 @@ describe('errors: consolidate', () => {
     (message: string): Next =>
     (req) =>
       errorReply(req, RCode.SERVFAIL, new Error(message));
-  const rule = (source: string, level: ConsolidateLevel = 'error', periodMs = 60) => ({ periodMs, pattern: new RegExp(source), source, level });
+  const rule = (source: string, level: ConsolidateLevel = 'error', periodMs = 60, showFirst = false) => ({ periodMs, pattern: new RegExp(source), source, level, showFirst });
 
   test('matching errors become one line per period; others stay single lines', async () => {
     const { lines, plugin } = capture();
@@ -132,6 +140,37 @@ describe('errors: consolidate', () => {
     assert.deepEqual(lines, ["[INFO] plugin/errors: 1 errors like '^read' occurred in last 30s", "[ERROR] plugin/errors: 1 errors like 'timeout' occurred in last 30s"]);
   });
 
+  // show_first: the first error of a period is logged as it comes, at the rule's level; the
+  // summary counts it too, and is left out when it would only repeat that one line.
+  const showFirstCases: Array<{ name: string; errors: number; want: string[] }> = [
+    { name: 'show_first, one error: the error line, no summary', errors: 1, want: ['[WARNING] plugin/errors: 2 www.example.org. A: read udp: i/o timeout'] },
+    {
+      name: 'show_first, three errors: the first line, then a summary counting all three',
+      errors: 3,
+      want: ['[WARNING] plugin/errors: 2 www.example.org. A: read udp: i/o timeout', "[WARNING] plugin/errors: 3 errors like 'timeout$' occurred in last 30s"],
+    },
+  ];
+  for (const c of showFirstCases) {
+    test(c.name, async () => {
+      const { lines, plugin } = capture();
+      const p = plugin({ consolidate: [rule('timeout$', 'warning', 30_000, true)], stacktrace: false });
+      for (let i = 0; i < c.errors; i++) await p.serve(request(), failWith('read udp: i/o timeout'));
+      p.stop();
+      assert.deepEqual(lines, c.want);
+    });
+  }
+
+  test('show_first: the next period shows its first error again', async () => {
+    const { lines, plugin } = capture();
+    const p = plugin({ consolidate: [rule('timeout', 'info', 60, true)], stacktrace: false });
+    await p.serve(request(), failWith('timeout'));
+    await p.serve(request(), failWith('timeout'));
+    await sleep(300);
+    await p.serve(request('other.example.org.'), failWith('timeout'));
+    assert.deepEqual(lines, ['[INFO] plugin/errors: 2 www.example.org. A: timeout', "[INFO] plugin/errors: 2 errors like 'timeout' occurred in last 60ms", '[INFO] plugin/errors: 2 other.example.org. A: timeout']);
+    p.stop();
+  });
+
   test('stop reports the open period at once and later errors are logged singly', async () => {
     const { lines, plugin } = capture();
     const p = plugin({ consolidate: [rule('timeout', 'error', 300_000)], stacktrace: false });
@@ -160,6 +199,13 @@ example.net:{PORT} {
     }
     forward . 127.0.0.1:${dead}
 }
+example.com:{PORT} {
+    bind 127.0.0.1
+    errors {
+        consolidate 1500ms "^plugin/forward" warning show_first
+    }
+    forward . 127.0.0.1:${dead}
+}
 `);
   });
   after(() => s.stop());
@@ -180,6 +226,19 @@ example.net:{PORT} {
     assert.equal(s.logs.filter((l) => l.includes('example.net.')).length, 0, 'no single lines for matching errors');
     const line = await waitFor(() => s.logs.find((l) => l.includes('errors like')), 4000, 20);
     assert.equal(line, "[WARNING] plugin/errors: 3 errors like '^plugin/forward: ' occurred in last 1.5s");
+  });
+
+  test('consolidated with show_first: the first failure at once, then a warning counting all three', async () => {
+    const first = await dig('n0.example.com', 'A', { port: s.port });
+    assert.equal(first.status, 'SERVFAIL');
+    const shownFirst = s.logs.filter((l) => l.includes('example.com.'));
+    assert.equal(shownFirst.length, 1, s.logs.join('\n'));
+    assert.match(shownFirst[0] as string, /^\[WARNING\] plugin\/errors: 2 n0\.example\.com\. A: plugin\/forward: \S.*$/);
+    const more = await Promise.all([1, 2].map((i) => dig(`n${i}.example.com`, 'A', { port: s.port })));
+    assert.deepEqual(more.map((r) => r.status), ['SERVFAIL', 'SERVFAIL']);
+    const line = await waitFor(() => s.logs.find((l) => l.includes("errors like '^plugin/forward'")), 4000, 20);
+    assert.equal(line, "[WARNING] plugin/errors: 3 errors like '^plugin/forward' occurred in last 1.5s");
+    assert.equal(s.logs.filter((l) => l.includes('example.com.')).length, 1, 'the second and third failures are only counted');
   });
 });
 

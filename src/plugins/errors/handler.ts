@@ -17,6 +17,8 @@ export interface ConsolidateRule {
   /** The expression as written (RegExp.source would show `/` escaped). */
   source: string;
   level: ConsolidateLevel;
+  /** Log the first error of a period as it comes (at `level`); the summary then only when more followed. */
+  showFirst: boolean;
 }
 
 export interface ErrorsConfig {
@@ -39,7 +41,8 @@ function emitAt(log: Logger, level: ConsolidateLevel, line: string): void {
 
 /**
  * Counts matching errors; the first one of a quiet spell starts the period, and at its end one
- * line says how many there were.
+ * line says how many there were. With show_first the first one is also logged as it comes, and
+ * a period that saw only that one ends without a summary (it would repeat the line).
  */
 export class Consolidator {
   private count = 0;
@@ -50,13 +53,14 @@ export class Consolidator {
     private readonly log: Logger,
   ) {}
 
-  add(): void {
+  /** Counts one error; true when it opened the period and show_first wants it logged now. */
+  add(): boolean {
     this.count++;
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flush(), this.rule.periodMs);
-      // A pending summary is no reason to keep a stopping process alive; stop() flushes it.
-      this.timer.unref();
-    }
+    if (this.timer !== undefined) return false;
+    this.timer = setTimeout(() => this.flush(), this.rule.periodMs);
+    // A pending summary is no reason to keep a stopping process alive; stop() flushes it.
+    this.timer.unref();
+    return this.rule.showFirst;
   }
 
   /** Logs the summary of the current period (if any) and starts afresh. */
@@ -65,7 +69,7 @@ export class Consolidator {
     this.timer = undefined;
     const n = this.count;
     this.count = 0;
-    if (n > 0) emitAt(this.log, this.rule.level, `${n} errors like '${this.rule.source}' occurred in last ${formatDuration(this.rule.periodMs)}`);
+    if (n > 1 || (n === 1 && !this.rule.showFirst)) emitAt(this.log, this.rule.level, `${n} errors like '${this.rule.source}' occurred in last ${formatDuration(this.rule.periodMs)}`);
   }
 }
 
@@ -118,7 +122,7 @@ export class ErrorsPlugin implements Plugin {
       // The first pattern that matches takes the error (CoreDNS's order).
       const group = this.consolidators.find((c) => c.rule.pattern.test(message));
       if (group) {
-        group.add();
+        if (group.add()) emitAt(this.log, group.rule.level, errorLine(rcode, req, message));
         return;
       }
     }

@@ -9,7 +9,7 @@ import { DnsClass, RRType } from '../../lib/dns/types.js';
 import { ADVERTISED_UDP_SIZE } from '../../server/finalize.js';
 import { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
-import type { HostsTable } from './table.js';
+import { isWildcardName, type HostsTable } from './table.js';
 
 /** Some answer records, ready to append after a question. */
 export interface EncodedRRs {
@@ -26,6 +26,8 @@ export interface AnswerIndex {
   names: Map<string, EncodedName>;
   reverse: Map<string, EncodedRRs>;
   entries: number;
+  /** Some name is a wildcard (`*.example.org.`): a name not found may still be answered by one. */
+  wildcards: boolean;
 }
 
 export const NO_RECORDS: EncodedRRs = { bytes: Buffer.alloc(0), count: 0 };
@@ -82,7 +84,7 @@ export function encodeIndex(table: HostsTable, ttl: number): AnswerIndex {
   for (const [rev, targets] of table.reverse) {
     reverse.set(flatString(rev), encodeRRs(RRType.PTR, ttl, targets.map((t) => nameToWire(t))));
   }
-  return { names, reverse, entries: table.entries };
+  return { names, reverse, entries: table.entries, wildcards: [...table.names.keys()].some(isWildcardName) };
 }
 
 // Header flag bits kept from the query (opcode, RD, CD) and set in every hosts reply (QR, AA).

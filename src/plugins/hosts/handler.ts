@@ -9,9 +9,15 @@ import type { Next, Plugin } from '../../server/plugin.js';
 import type { DnsRequest } from '../../server/request.js';
 import { fallsThrough } from '../pkg/fallthrough.js';
 import { inZones } from '../pkg/zones.js';
-import { NO_RECORDS, encodeIndex, wireReply, type AnswerIndex } from './answers.js';
+import { NO_RECORDS, encodeIndex, wireReply, type AnswerIndex, type EncodedName } from './answers.js';
 import { parseHostsText, type HostsLine } from './hostsfile.js';
-import { buildTable } from './table.js';
+import { buildTable, wildcardFor } from './table.js';
+
+/** The answers of the wildcard that stands for `name`, if the table has one. */
+function wildcardAnswer(index: AnswerIndex, name: string): EncodedName | undefined {
+  const wildcard = wildcardFor(name);
+  return wildcard === undefined ? undefined : index.names.get(wildcard);
+}
 
 export const DEFAULT_HOSTS_PATH = '/etc/hosts';
 export const DEFAULT_TTL = 3600;
@@ -79,7 +85,9 @@ export class HostsPlugin implements Plugin {
       const ptr = index.reverse.get(q.name);
       return ptr ? wireReply(req, RCode.NOERROR, ptr) : next(req);
     }
-    const known = index.names.get(q.name);
+    // A name written down is answered as written, for both types; only names nobody wrote
+    // down are answered by a wildcard one label up (*.example.org. for www.example.org.).
+    const known = index.names.get(q.name) ?? (index.wildcards ? wildcardAnswer(index, q.name) : undefined);
     if (known) {
       const rrs = q.qtype === RRType.A ? known.a : q.qtype === RRType.AAAA ? known.aaaa : NO_RECORDS;
       return wireReply(req, RCode.NOERROR, rrs);

@@ -30,6 +30,31 @@ export interface TableOptions {
   autoReverse: boolean;
 }
 
+/** `*.example.org.`: a name whose leftmost label is `*` stands for every name one label below its parent. */
+export function isWildcardName(name: string): boolean {
+  return name.startsWith('*.');
+}
+
+/**
+ * The wildcard that could stand for `name`: its first label replaced by `*`
+ * (`*.example.org.` for `www.example.org.`); undefined for the root and for top-level names'
+ * parent (`.`), where no wildcard is served. Escaped dots (`\.`) belong to their label.
+ */
+export function wildcardFor(name: string): string | undefined {
+  let i = 0;
+  while (i < name.length) {
+    const c = name.charCodeAt(i);
+    if (c === 92 /* \ */) {
+      i += 2;
+      continue;
+    }
+    if (c === 46 /* . */) break;
+    i++;
+  }
+  if (i >= name.length - 1) return undefined;
+  return `*${name.slice(i)}`;
+}
+
 export function addressText(a: HostAddress): string {
   return a.family === 4 ? formatIPv4(a.bytes) : formatIPv6(a.bytes);
 }
@@ -61,7 +86,8 @@ export function buildTable(sources: ReadonlyArray<readonly HostsLine[]>, opts: T
           family.set(text, entry.address.bytes);
           entries++;
         }
-        if (reverseName === undefined) continue;
+        // A wildcard stands for names nobody wrote down: no PTR points at it (as CoreDNS).
+        if (reverseName === undefined || isWildcardName(name)) continue;
         let targets = reverse.get(reverseName);
         if (!targets) {
           targets = new Set();

@@ -7,9 +7,33 @@
 // latest claim answers, and the listener closes when the last claim on its last path is released.
 
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
-import type { Shared } from '../../server/plugin.js';
+import type tls from 'node:tls';
+import type { Shared, TlsSettings } from '../../server/plugin.js';
+import { refusedByClientAuth } from '../../server/tlslistener.js';
 import type { HttpAddress } from './httpaddress.js';
+
+/** What an HTTPS listener serves with (prometheus's `tls`): the identity and the TLS versions. */
+export interface HttpsIdentity {
+  settings: TlsSettings;
+  minVersion: tls.SecureVersion;
+  maxVersion: tls.SecureVersion;
+}
+
+/** Node's options for an identity: certificates, versions, and whether to ask for a client certificate. */
+function httpsOptions(id: HttpsIdentity): tls.TlsOptions {
+  const s = id.settings;
+  return {
+    cert: s.cert,
+    key: s.key,
+    ...(s.ca ? { ca: s.ca } : {}),
+    minVersion: id.minVersion,
+    maxVersion: id.maxVersion,
+    requestCert: s.clientAuth !== 'nocert',
+    rejectUnauthorized: s.clientAuth === 'require_and_verify',
+  };
+}
 
 export type RouteHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
@@ -25,6 +49,8 @@ interface Claim {
 
 export class HttpEndpoint {
   private server: http.Server | undefined;
+  /** The identity the listener serves HTTPS with; undefined while it serves plain HTTP. */
+  private identity: HttpsIdentity | undefined;
   private readonly routes = new Map<string, Claim[]>();
   // Opening and closing are serialized so a release racing a claim never closes a port in use.
   private queue: Promise<unknown> = Promise.resolve();
@@ -45,19 +71,32 @@ export class HttpEndpoint {
    * Makes `handler` answer `path` (opening the listener if needed). Resolves to the function
    * that gives the claim back. Rejects with a message naming `owner` when the port cannot be bound.
    */
-  claim(path: string, handler: RouteHandler, owner: string): Promise<() => Promise<void>> {
+  claim(path: string, handler: RouteHandler, owner: string, identity?: HttpsIdentity): Promise<() => Promise<void>> {
     return this.serialized(async () => {
+      if (this.server && (identity !== undefined) !== (this.identity !== undefined)) {
+        // One port speaks one protocol: an HTTPS claim on a plain listener (or the other way)
+        // would leave one of the two unreachable.
+        const now = this.identity ? 'HTTPS' : 'plain HTTP';
+        const wanted = identity ? 'HTTPS' : 'plain HTTP';
+        throw new Error(`plugin/${owner}: ${this.address.text} already serves ${now} (${[...this.routes.keys()].join(', ')}); it cannot serve ${path} over ${wanted} too: use another address, or restart kdns to switch`);
+      }
       const claim: Claim = { handler };
       const list = this.routes.get(path) ?? [];
       list.push(claim);
       this.routes.set(path, list);
       if (!this.server) {
         try {
+          this.identity = identity;
           this.server = await this.listen();
         } catch (e) {
+          this.identity = undefined;
           this.drop(path, claim);
           throw new Error(`plugin/${owner}: cannot listen on ${this.address.text}: ${describeListenError(e)}`);
         }
+      } else if (identity && this.server instanceof https.Server) {
+        // A reload with new certificates: new connections get them, open ones keep theirs.
+        this.identity = identity;
+        this.server.setSecureContext(httpsOptions(identity));
       }
       let released = false;
       return () => {
@@ -74,6 +113,7 @@ export class HttpEndpoint {
       if (this.routes.size === 0 && this.server) {
         const server = this.server;
         this.server = undefined;
+        this.identity = undefined;
         await closeServer(server);
       }
     });
@@ -93,8 +133,26 @@ export class HttpEndpoint {
     return run;
   }
 
+  /** True while the listener serves HTTPS. */
+  get secure(): boolean {
+    return this.identity !== undefined;
+  }
+
+  private createServer(): http.Server {
+    const dispatch = (req: http.IncomingMessage, res: http.ServerResponse): void => this.dispatch(req, res);
+    if (!this.identity) return http.createServer(dispatch);
+    const server = https.createServer(httpsOptions(this.identity), dispatch);
+    // A failed handshake ends its connection only.
+    server.on('tlsClientError', (_err, socket) => socket.destroy());
+    // The client_auth modes Node's handshake cannot express (require, verify_if_given).
+    server.on('secureConnection', (socket: tls.TLSSocket) => {
+      if (this.identity && refusedByClientAuth(socket, this.identity.settings.clientAuth)) socket.destroy();
+    });
+    return server;
+  }
+
   private listen(): Promise<http.Server> {
-    const server = http.createServer((req, res) => this.dispatch(req, res));
+    const server = this.createServer();
     // Probes and scrapers open a connection per request; do not let idle ones pin the process.
     server.keepAliveTimeout = 5000;
     return new Promise((resolve, reject) => {

@@ -12,13 +12,14 @@ import { finalizeReply } from '../../server/finalize.js';
 import { PluginError, type BlockInfo, type MaybePromise, type Next, type Plugin, type Shared } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { ClientInfo, DnsRequest } from '../../server/request.js';
-import { endpointFor } from '../pkg/endpoint.js';
+import { endpointFor, type HttpsIdentity } from '../pkg/endpoint.js';
 import { type HttpAddress } from '../pkg/httpaddress.js';
 import { serverLabel } from '../pkg/metrics.js';
 import { isPromise } from '../../server/promise.js';
 import type { CounterCell, HistogramCell } from '../pkg/series.js';
 import { answerScrapes, podScrape } from './exposition.js';
 import { dnsMetrics, setBuildInfo, type DnsMetrics } from './metrics.js';
+import { gauge } from '../../server/metrics.js';
 
 /** Query types that get their own `type` label; the rest are counted as "other" (as CoreDNS). */
 const MONITORED_TYPES: readonly number[] = [
@@ -52,8 +53,6 @@ const PROTOS = ['udp', 'tcp'] as const;
 const FAMILIES = ['1', '2'] as const;
 /** The zone label of queries no server block takes (CoreDNS's vars.Dropped). */
 const DROPPED_ZONE = 'dropped';
-/** CoreDNS does not have views in kdns; the label stays for dashboards that group by it. */
-const VIEW = '';
 
 /** The `type` label of a query type. */
 export function typeLabel(qtype: number): string {
@@ -85,24 +84,26 @@ class ZoneCells {
   constructor(
     private readonly metrics: DnsMetrics,
     private readonly server: string,
+    /** The block's view name ('' without one). */
+    private readonly view: string,
     readonly zone: string,
   ) {}
 
   request(type: number, proto: number, family: number): CounterCell {
     const i = (type * 2 + proto) * 2 + family;
-    return (this.requests[i] ??= this.metrics.requests.cell([this.server, this.zone, VIEW, PROTOS[proto] as string, FAMILIES[family] as string, TYPE_LABELS[type] as string]));
+    return (this.requests[i] ??= this.metrics.requests.cell([this.server, this.zone, this.view, PROTOS[proto] as string, FAMILIES[family] as string, TYPE_LABELS[type] as string]));
   }
 
   duration(type: number): HistogramCell {
-    return (this.durations[type] ??= this.metrics.duration.cell([this.server, this.zone, VIEW, TYPE_LABELS[type] as string]));
+    return (this.durations[type] ??= this.metrics.duration.cell([this.server, this.zone, this.view, TYPE_LABELS[type] as string]));
   }
 
   requestSize(proto: number): HistogramCell {
-    return (this.requestSizes[proto] ??= this.metrics.requestSize.cell([this.server, this.zone, VIEW, PROTOS[proto] as string]));
+    return (this.requestSizes[proto] ??= this.metrics.requestSize.cell([this.server, this.zone, this.view, PROTOS[proto] as string]));
   }
 
   responseSize(proto: number): HistogramCell {
-    return (this.responseSizes[proto] ??= this.metrics.responseSize.cell([this.server, this.zone, VIEW, PROTOS[proto] as string]));
+    return (this.responseSizes[proto] ??= this.metrics.responseSize.cell([this.server, this.zone, this.view, PROTOS[proto] as string]));
   }
 
   response(rcode: number, plugin: string): CounterCell {
@@ -111,11 +112,11 @@ class ZoneCells {
       byRcode = [];
       this.responses.set(plugin, byRcode);
     }
-    return (byRcode[rcode] ??= this.metrics.responses.cell([this.server, this.zone, VIEW, rcodeLabel(rcode), plugin]));
+    return (byRcode[rcode] ??= this.metrics.responses.cell([this.server, this.zone, this.view, rcodeLabel(rcode), plugin]));
   }
 
   dnssecOk(): CounterCell {
-    return (this.doRequests ??= this.metrics.doRequests.cell([this.server, VIEW, this.zone]));
+    return (this.doRequests ??= this.metrics.doRequests.cell([this.server, this.view, this.zone]));
   }
 }
 
@@ -127,6 +128,7 @@ class ServerCells {
   constructor(
     private readonly metrics: DnsMetrics,
     readonly server: string,
+    private readonly view = '',
   ) {}
 
   forZone(zone: string): ZoneCells {
@@ -135,7 +137,7 @@ class ServerCells {
     if (last !== undefined && last.zone === zone) return last;
     let z = this.zones.get(zone);
     if (!z) {
-      z = new ZoneCells(this.metrics, this.server, zone);
+      z = new ZoneCells(this.metrics, this.server, this.view, zone);
       this.zones.set(zone, z);
     }
     this.last = z;
@@ -145,6 +147,25 @@ class ServerCells {
 
 export interface PrometheusConfig {
   address: HttpAddress;
+  /** `runtime_metrics`: also time garbage collections (nodejs_gc_duration_seconds). */
+  runtimeMetrics?: boolean;
+  /** `tls WEB_CONFIG`: path of the web configuration file giving the TLS of /metrics. */
+  webConfig?: string;
+}
+
+/**
+ * coredns_plugin_enabled: 1 for every plugin of the block, per zone, as CoreDNS reports them.
+ * Set when the block starts, once `view` (set up last) has named the block's view.
+ */
+export function markPluginsEnabled(registry: Registry, block: BlockInfo): void {
+  const enabled = gauge(registry, 'coredns_plugin_enabled', 'A metric that indicates whether a plugin is enabled on per server and zone basis.', ['server', 'zone', 'view', 'name']);
+  const addresses = block.settings.listenAddresses.length > 0 ? block.settings.listenAddresses : [''];
+  const view = block.settings.view?.name ?? '';
+  for (const address of addresses) {
+    for (const zone of block.zones) {
+      for (const name of block.plugins) enabled.set({ server: serverLabel(address, block.port), zone, view, name }, 1);
+    }
+  }
 }
 
 /** Registers the families and answers /metrics. One per server block (plus the listener it shares). */
@@ -153,6 +174,8 @@ export class PrometheusPlugin implements Plugin {
   private readonly metrics: DnsMetrics;
   private readonly registry: Registry;
   private byLocalAddress = new Map<string, ServerCells>();
+  /** By server label: the cells of dropped queries when the block has a view. */
+  private unviewed?: Map<string, ServerCells>;
   private fallback: ServerCells;
   private release?: () => Promise<void>;
 
@@ -160,6 +183,8 @@ export class PrometheusPlugin implements Plugin {
     readonly config: PrometheusConfig,
     private readonly shared: Shared,
     private readonly block: BlockInfo,
+    /** Serve /metrics over HTTPS with this (prometheus `tls`); undefined: plain HTTP. */
+    private readonly identity?: HttpsIdentity,
   ) {
     this.registry = shared.metrics;
     this.metrics = dnsMetrics(this.registry);
@@ -193,12 +218,25 @@ export class PrometheusPlugin implements Plugin {
 
   /** A query outside every zone of the listener, refused by the server: zone "dropped", as CoreDNS. */
   observeUnrouted(req: DnsRequest, reply: Reply): void {
-    this.record(req, reply, undefined, DROPPED_ZONE);
+    this.record(req, reply, undefined, DROPPED_ZONE, this.unviewedCellsFor(req.client.localAddress));
+  }
+
+  /** Cells without the block's view: a query no block took belongs to no view. */
+  private unviewedCellsFor(localAddress: string): ServerCells {
+    const own = this.cellsFor(localAddress);
+    if (this.block.settings.view === undefined) return own;
+    this.unviewed ??= new Map();
+    let cells = this.unviewed.get(own.server);
+    if (!cells) {
+      cells = new ServerCells(this.metrics, own.server);
+      this.unviewed.set(own.server, cells);
+    }
+    return cells;
   }
 
   /** Counts one answered (or failed) query. */
-  private record(req: DnsRequest, reply: Reply | undefined, error: unknown, zone: string = req.zone): void {
-    const cells = this.cellsFor(req.client.localAddress).forZone(zone);
+  private record(req: DnsRequest, reply: Reply | undefined, error: unknown, zone: string = req.zone, server: ServerCells = this.cellsFor(req.client.localAddress)): void {
+    const cells = server.forZone(zone);
     const type = TYPE_INDEX[req.qtype] as number;
     const proto = req.transport === 'udp' ? 0 : 1;
     const family = familyOf(req.client) - 1;
@@ -228,11 +266,15 @@ export class PrometheusPlugin implements Plugin {
   async start(): Promise<void> {
     // `bind` has filled the listen addresses by now: one server label per address, as CoreDNS.
     const addresses = this.block.settings.listenAddresses;
-    this.byLocalAddress = new Map(addresses.map((a) => [a, new ServerCells(this.metrics, serverLabel(a, this.block.port))]));
+    // `view` is set up after prometheus (it comes last in the plugin order): read it now.
+    const view = this.block.settings.view?.name ?? '';
+    if (view !== '') this.fallback = new ServerCells(this.metrics, serverLabel('', this.block.port), view);
+    this.byLocalAddress = new Map(addresses.map((a) => [a, new ServerCells(this.metrics, serverLabel(a, this.block.port), view)]));
     if (addresses[0] !== undefined) this.fallback = this.byLocalAddress.get(addresses[0]) as ServerCells;
+    markPluginsEnabled(this.registry, this.block);
     answerScrapes(this.registry);
     const endpoint = endpointFor(this.shared, this.config.address);
-    this.release = await endpoint.claim('/metrics', (_req, res) => this.scrape(res), 'prometheus');
+    this.release = await endpoint.claim('/metrics', (_req, res) => this.scrape(res), 'prometheus', this.identity);
   }
 
   private async scrape(res: ServerResponse): Promise<void> {

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { RRType } from '../../lib/dns/types.js';
 import { directiveIn } from '../../../test/util/corefile.js';
 import { dig } from '../../../test/util/dig.js';
@@ -9,6 +10,7 @@ import { serverLabel } from '../pkg/metrics.js';
 import { familyOf, rcodeLabel, typeLabel } from './handler.js';
 import { parsePrometheus } from './setup.js';
 import { parseExposition, value, type Sample } from '../../../test/util/prom.js';
+import { missing, startExampleUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 describe('prometheus setup', () => {
   const valid: Array<{ corefile: string; want: { host: string | undefined; port: number } }> = [
@@ -25,7 +27,7 @@ describe('prometheus setup', () => {
   const invalid: Array<{ corefile: string; error: string }> = [
     { corefile: 'prometheus localhost', error: 'Corefile:2: prometheus: address localhost: missing port in address' },
     { corefile: 'prometheus :9153 :9154', error: 'Corefile:2: prometheus takes at most one address, got 2 arguments' },
-    { corefile: 'prometheus {\n tls /etc/web.yml\n}', error: 'Corefile:3: unknown property "tls" in prometheus block' },
+    { corefile: 'prometheus {\n metrics_path /m\n}', error: 'Corefile:3: unknown property "metrics_path" in prometheus block' },
   ];
   for (const c of invalid) test(`invalid: ${JSON.stringify(c.corefile)}`, () => assert.throws(() => parsePrometheus(directiveIn(c.corefile)), { message: c.error }));
 });
@@ -174,4 +176,62 @@ test('prometheus twice in one server block is refused, naming the second line', 
   await assert.rejects(startTestServer(`.:{PORT} {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:0\n    prometheus 127.0.0.1:0\n    whoami\n}\n`), {
     message: /Corefile:4: prometheus can only be used once per server block$/,
   });
+});
+
+// CoreDNS fills the plugin label with the plugin that wrote the response: a cache hit is
+// "cache", a miss the plugin behind it that answered. Each case asks once or twice and counts
+// what the last question added.
+describe('the plugin label names the plugin that wrote the answer', { skip: missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils') }, () => {
+  let s: TestServer;
+  let upstream: NamedUpstream;
+  let metricsPort: number;
+  const cluster = fileURLToPath(new URL('../../../examples/cluster', import.meta.url));
+
+  before(async () => {
+    upstream = await startExampleUpstream();
+    metricsPort = await freePort();
+    s = await startTestServer(`
+cluster.local:{PORT} {
+    bind 127.0.0.1
+    prometheus 127.0.0.1:${metricsPort}
+    cache 30
+    kubernetes cluster.local {
+        manifests ${cluster}
+    }
+}
+example.test:{PORT} {
+    bind 127.0.0.1
+    prometheus 127.0.0.1:${metricsPort}
+    cache 30
+    forward . ${upstream.address}
+}
+`);
+  });
+  after(async () => {
+    await s.stop();
+    await upstream.dispose();
+  });
+
+  const scrape = async (): Promise<Sample[]> => parseExposition(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+
+  const cases: Array<{ what: string; name: string; zone: string; warm: boolean; plugin: string }> = [
+    { what: 'a forwarded answer', name: 'www.example.test', zone: 'example.test.', warm: false, plugin: 'forward' },
+    { what: 'the same question again, a cache hit', name: 'www.example.test', zone: 'example.test.', warm: true, plugin: 'cache' },
+    { what: 'a kubernetes answer', name: 'web.demo.svc.cluster.local', zone: 'cluster.local.', warm: false, plugin: 'kubernetes' },
+  ];
+  for (const c of cases) {
+    test(`${c.what}: plugin="${c.plugin}"`, async () => {
+      if (c.warm) await dig(c.name, 'A', { port: s.port });
+      const before = await scrape();
+      const r = await dig(c.name, 'A', { port: s.port });
+      assert.equal(r.status, 'NOERROR', r.raw);
+      const after = await scrape();
+      const match = { server: `dns://127.0.0.1:${s.port}`, zone: c.zone, rcode: 'NOERROR' };
+      const added = after.filter((x) => x.name === 'coredns_dns_responses_total' && Object.entries(match).every(([k, v]) => x.labels[k] === v) && x.value > value(before, 'coredns_dns_responses_total', { ...match, plugin: x.labels.plugin ?? '' }));
+      assert.deepEqual(
+        added.map((x) => x.labels.plugin),
+        [c.plugin],
+      );
+    });
+  }
 });

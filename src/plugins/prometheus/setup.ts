@@ -1,23 +1,58 @@
-import type { Registry } from '../../server/promclient.js';
 import { parseHttpAddress } from '../pkg/httpaddress.js';
-import { serverLabel } from '../pkg/metrics.js';
-import { collectProcessMetrics } from './process.js';
+import { collectGcMetrics, collectProcessMetrics } from './process.js';
+import { expectArgs, noBlockAllowed } from '../../lib/corefile/args.js';
+import { corefileRelative } from '../pkg/corefilepath.js';
+import type { HttpsIdentity } from '../pkg/endpoint.js';
+import { loadWebConfig, WebConfigError } from './webconfig.js';
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { BlockInfo, SetupFn, Shared } from '../../server/plugin.js';
 import { PrometheusPlugin, type PrometheusConfig } from './handler.js';
-import { gauge } from '../../server/metrics.js';
 
 export const DEFAULT_ADDRESS = 'localhost:9153';
 
-/** `prometheus [ADDRESS]`: ADDRESS is host:port (default localhost:9153); no block options. */
-export function parsePrometheus(d: Directive): PrometheusConfig {
+/** `prometheus [ADDRESS] { runtime_metrics; tls WEB_CONFIG }`: ADDRESS is host:port (default localhost:9153). */
+export function parsePrometheus(d: Directive, corefilePath = 'Corefile'): PrometheusConfig {
   if (d.args.length > 1) throw CorefileError.at(d, `prometheus takes at most one address, got ${d.args.length} arguments`);
-  for (const prop of d.block ?? []) {
-    throw CorefileError.at(prop, `unknown property "${prop.name}" in prometheus block`);
-  }
   const address = parseHttpAddress(d.args[0] ?? DEFAULT_ADDRESS);
   if (typeof address === 'string') throw CorefileError.at(d, `prometheus: ${address}`);
-  return { address };
+  const config: PrometheusConfig = { address, runtimeMetrics: false };
+  for (const prop of d.block ?? []) {
+    switch (prop.name) {
+      case 'runtime_metrics':
+        expectArgs(prop, 0, 0);
+        noBlockAllowed(prop);
+        config.runtimeMetrics = true;
+        break;
+      case 'tls':
+        if (config.webConfig !== undefined) throw CorefileError.at(prop, 'tls block already specified in prometheus');
+        noBlockAllowed(prop);
+        config.webConfig = corefileRelative(expectArgs(prop, 1, 1)[0] as string, corefilePath);
+        break;
+      default:
+        throw CorefileError.at(prop, `unknown property "${prop.name}" in prometheus block`);
+    }
+  }
+  return config;
+}
+
+/** The HTTPS identity the web configuration file gives, read now so that a bad file fails setup. */
+function loadIdentity(d: Directive, config: PrometheusConfig): HttpsIdentity | undefined {
+  if (config.webConfig === undefined) return undefined;
+  const at = d.block?.find((p) => p.name === 'tls') ?? d;
+  try {
+    return loadWebConfig(config.webConfig);
+  } catch (e) {
+    if (e instanceof WebConfigError) throw CorefileError.at(at, `prometheus tls ${config.webConfig}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** runtime_metrics: GC timing, process-wide from the first block that asks until the process ends (as CoreDNS's latch). */
+function enableRuntimeMetrics(shared: Shared): void {
+  shared.singleton('prometheus|runtime-metrics', () => {
+    collectGcMetrics(shared.metrics);
+    return true;
+  });
 }
 
 /** Process metrics (CPU, memory, open files, event loop), once per registry like Go's collectors. */
@@ -26,17 +61,6 @@ function enableProcessMetrics(shared: Shared): void {
     collectProcessMetrics(shared.metrics);
     return true;
   });
-}
-
-/** coredns_plugin_enabled: 1 for every plugin of the block, per zone, as CoreDNS reports them. */
-function markPluginsEnabled(registry: Registry, block: BlockInfo): void {
-  const enabled = gauge(registry, 'coredns_plugin_enabled', 'A metric that indicates whether a plugin is enabled on per server and zone basis.', ['server', 'zone', 'view', 'name']);
-  const addresses = block.settings.listenAddresses.length > 0 ? block.settings.listenAddresses : [''];
-  for (const address of addresses) {
-    for (const zone of block.zones) {
-      for (const name of block.plugins) enabled.set({ server: serverLabel(address, block.port), zone, view: '', name }, 1);
-    }
-  }
 }
 
 /** CoreDNS allows one `prometheus` per server block. */
@@ -48,9 +72,10 @@ function claimBlock(instance: Map<string, unknown>, block: BlockInfo, d: Directi
 }
 
 export const setup: SetupFn = (ctx) => {
-  const config = parsePrometheus(ctx.directive);
+  const config = parsePrometheus(ctx.directive, ctx.corefilePath);
+  const identity = loadIdentity(ctx.directive, config);
   claimBlock(ctx.instance, ctx.block, ctx.directive);
   enableProcessMetrics(ctx.shared);
-  markPluginsEnabled(ctx.shared.metrics, ctx.block);
-  return new PrometheusPlugin(config, ctx.shared, ctx.block);
+  if (config.runtimeMetrics) enableRuntimeMetrics(ctx.shared);
+  return new PrometheusPlugin(config, ctx.shared, ctx.block, identity);
 };
