@@ -10,7 +10,7 @@ import { dnsperfArgs, parseDnsperf, type DnsperfReport } from './dnsperf.js';
 import type { Check, FixtureMeta, Probe } from './fixture.js';
 import type { Options, WorkloadName } from './options.js';
 import { ask } from './probe.js';
-import { busyPercent, cpuListMembers, sampleCores, TICKS_PER_SECOND, treeCpuTicks, treeMemoryKiB } from './procstat.js';
+import { busyPercent, cpuListMembers, cpuShares, sampleCores, TICKS_PER_SECOND, treeCpuTicksByPid, treeMemoryKiB } from './procstat.js';
 import { emptyFigures, type RunContext, type RunResult } from './results.js';
 import { upstreamProcess } from './servers/named.js';
 import type { ProcessSpec, Role, ServerSpec } from './servers/server.js';
@@ -187,15 +187,16 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
     if (opts.WARMUP > 0) await dnsperf(dnsperfArgs({ ...load, file: workload.warm, seconds: opts.WARMUP, rate: opts.RATE }), opts.LOAD_CPUS, opts.WARMUP + opts.TIMEOUT + 60);
 
     const roots = pids(under);
-    const ticks0 = treeCpuTicks(roots);
+    const byPid0 = treeCpuTicksByPid(roots);
     const cores0 = sampleCores();
     const report = await dnsperf(dnsperfArgs({ ...load, file: workload.queries, seconds: opts.DURATION, rate: opts.RATE }), opts.LOAD_CPUS, opts.DURATION + opts.TIMEOUT + 60);
     const cores1 = sampleCores();
-    const ticks1 = treeCpuTicks(roots);
+    const byPid1 = treeCpuTicksByPid(roots);
     const rssKiB = treeMemoryKiB(roots, 'VmRSS');
     const hwmKiB = treeMemoryKiB(roots, 'VmHWM');
     const died = under.children.some((c) => !isRunning(c));
-    const cpuSeconds = (ticks1 - ticks0) / TICKS_PER_SECOND;
+    const ticks = (m: ReadonlyMap<number, number>): number => [...m.values()].reduce((sum, t) => sum + t, 0);
+    const cpuSeconds = (ticks(byPid1) - ticks(byPid0)) / TICKS_PER_SECOND;
     const note = server.noteFromLog?.(readFileSync(under.logPath, 'utf8'));
     return {
       ...base,
@@ -211,6 +212,7 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
       cpuUsPerQuery: report.completed > 0 ? (cpuSeconds / report.completed) * 1e6 : 0,
       rssKiB,
       hwmKiB,
+      processCpuShares: cpuShares(byPid0, byPid1),
       serverShare: (100 * cpuSeconds) / ((cores1.atMs - cores0.atMs) / 1000),
       serverBusy: busyPercent(cores0, cores1, cpuListMembers(opts.SERVER_CPUS)),
       loadBusy: busyPercent(cores0, cores1, cpuListMembers(opts.LOAD_CPUS)),

@@ -182,6 +182,7 @@ export function startSession(opts: Options, servers: readonly ServerSpec[], node
       durationS: opts.DURATION,
       clients: opts.CLIENTS,
       outstanding: opts.OUTSTANDING,
+      dnsperfThreads: opts.DNSPERF_THREADS,
       rate: opts.RATE ?? null,
       serverCpus: opts.SERVER_CPUS,
       loadCpus: opts.LOAD_CPUS,
