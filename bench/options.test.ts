@@ -10,7 +10,7 @@ describe('bench options', () => {
     assert.deepEqual(o.WORKLOADS, ['auth', 'fwd', 'miss']);
     assert.deepEqual(o.PEERS, ['minimal', 'dnsmasq', 'unbound', 'kresd', 'named']);
     assert.deepEqual(o.KDNS_COREFILES, ['plain', 'stock']);
-    assert.deepEqual(o.NODE, []);
+    assert.deepEqual(o.NODES, []);
     assert.deepEqual(o.KDNS_NODE_FLAGS, ['--max-semi-space-size=1', '--v8-pool-size=1']);
     assert.equal(o.PEER_THREADS, 1);
     assert.equal(o.KDNS_WORKERS, 1);
@@ -24,7 +24,7 @@ describe('bench options', () => {
     { name: 'a number', env: { DURATION: '2' }, check: (o) => assert.equal(o.DURATION, 2) },
     { name: 'a subset, spaces or commas, repeats dropped, order kept', env: { PEERS: 'named,unbound  named' }, check: (o) => assert.deepEqual(o.PEERS, ['named', 'unbound']) },
     { name: 'an empty subset where allowed', env: { PEERS: '' }, check: (o) => assert.deepEqual(o.PEERS, []) },
-    { name: 'several node binaries', env: { NODE: '/usr/bin/node /opt/node26/bin/node' }, check: (o) => assert.deepEqual(o.NODE, ['/usr/bin/node', '/opt/node26/bin/node']) },
+    { name: 'several node binaries', env: { NODES: '/usr/bin/node /opt/node26/bin/node' }, check: (o) => assert.deepEqual(o.NODES, ['/usr/bin/node', '/opt/node26/bin/node']) },
     { name: 'a peer thread count of its own', env: { PEER_THREADS: '2', KRESD_INSTANCES: '3' }, check: (o) => assert.deepEqual([o.PEER_THREADS, o.KRESD_INSTANCES, o.NAMED_THREADS], [2, 3, undefined]) },
     { name: 'a kdns worker count', env: { KDNS_WORKERS: '2' }, check: (o) => assert.equal(o.KDNS_WORKERS, 2) },
     { name: 'a rate', env: { RATE: '5000' }, check: (o) => assert.equal(o.RATE, 5000) },

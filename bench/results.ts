@@ -5,7 +5,7 @@ export interface RunContext {
   /** When the session started (UTC, ISO 8601). */
   session: string;
   kdns: string;
-  /** `node --version` of each NODE. */
+  /** `node --version` of each of NODES. */
   nodes: string[];
   dnsperf: string;
   durationS: number;
