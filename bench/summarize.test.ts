@@ -90,6 +90,18 @@ describe('bench summary', () => {
     assert.equal(processSharesNote(row as NonNullable<typeof row>), undefined);
   });
 
+  it('keeps a peer with 1 and with 2 threads apart when sessions are summarized together', () => {
+    const second = { ...CONTEXT, session: '2026-11-27T13:00:00Z' };
+    const text = summarize([
+      run('kdns', 'kdns', 'auth', 100000, 8),
+      run('unbound', 'peer', 'auth', 50000, 10),
+      { ...run('kdns-plain-x2', 'kdns', 'auth', 150000, 8.8), label: 'kdns ×2', threads: 2, context: second },
+      { ...run('unbound', 'peer', 'auth', 75000, 11), threads: 2, context: second },
+    ]);
+    assert.ok(text.startsWith('## kdns bench, 2026-11-27T12:00:00Z and 2026-11-27T13:00:00Z\n\nResults of 2 sessions,'), text);
+    assert.ok(text.includes('| workload | kdns | ÷ unbound | ÷ unbound (2 threads) |\n|---|---|---:|---:|\n| auth | kdns | 2.00 | 1.33 |\n| auth | kdns ×2 | 3.00 | 2.00 |'), text);
+  });
+
   const limits: Array<{ name: string; serverCpus: string; loadCpus: string; threads: number; serverShare: number; serverBusy: number; loadBusy: number; want: string }> = [
     { name: 'one thread that used its CPU', serverCpus: '0', loadCpus: '1', threads: 1, serverShare: 99, serverBusy: 100, loadBusy: 80, want: 'server' },
     { name: 'dnsperf at its limit, others on the server\'s CPU', serverCpus: '0', loadCpus: '1', threads: 1, serverShare: 60, serverBusy: 100, loadBusy: 98, want: 'dnsperf, others took 40% of its CPU' },

@@ -43,11 +43,16 @@ export interface Row {
   processShares: number[][];
 }
 
-/** Runs grouped by workload and server, in the order they first appear. */
+/** A server with another thread count is another row: sessions with 1 and 2 threads summarized together stay apart. */
+function serverKey(r: { server: string; threads: number }): string {
+  return `${r.server}\u0000${r.threads}`;
+}
+
+/** Runs grouped by workload and server (and its thread count), in the order they first appear. */
 export function groupRuns(results: readonly RunResult[]): Row[] {
   const rows = new Map<string, Row>();
   for (const r of results) {
-    const key = `${r.workload}\u0000${r.server}`;
+    const key = `${r.workload}\u0000${serverKey(r)}`;
     let row = rows.get(key);
     if (!row) {
       const pinned = cpuListMembers(r.context.serverCpus);
@@ -163,14 +168,14 @@ function workloadTable(rows: readonly Row[]): string[] {
  */
 export function ratioTable(rows: readonly Row[], figure: 'cpuUs' | 'qps'): string[] {
   const workloads = [...new Set(rows.map((r) => r.workload))];
-  const peers = [...new Map(rows.filter((r) => r.kind === 'peer').map((r) => [r.server, rowName(r)])).entries()];
+  const peers = [...new Map(rows.filter((r) => r.kind === 'peer').map((r) => [serverKey(r), rowName(r)])).entries()];
   const kdnsRows = rows.filter((r) => r.kind === 'kdns' && r[figure].length > 0);
   if (peers.length === 0 || kdnsRows.length === 0) return [];
   const out = [`| workload | kdns | ${peers.map(([, name]) => `÷ ${name}`).join(' | ')} |`, `|---|---|${peers.map(() => '---:').join('|')}|`];
   for (const w of workloads) {
     for (const k of kdnsRows.filter((r) => r.workload === w)) {
       const cells = peers.map(([id]) => {
-        const p = rows.find((r) => r.workload === w && r.server === id);
+        const p = rows.find((r) => r.workload === w && serverKey(r) === id);
         const mine = median(k[figure]);
         const theirs = p ? median(p[figure]) : Number.NaN;
         return theirs > 0 ? fixed(mine / theirs, 2) : '–';
@@ -186,9 +191,11 @@ export function summarize(results: readonly RunResult[]): string {
   const c = (results[0] as RunResult).context;
   const reps = Math.max(...results.map((r) => r.rep));
   const rows = groupRuns(results);
+  const sessions = [...new Set(results.map((r) => r.context.session))];
   const out = [
-    `## kdns bench, ${c.session}`,
+    `## kdns bench, ${sessions.join(' and ')}`,
     '',
+    ...(sessions.length > 1 ? [`Results of ${sessions.length} sessions, each row from the one that ran it; the settings below are the first's.`, ''] : []),
     `kdns ${c.kdns}; node ${c.nodes.join(', ')}; ${c.dnsperf}; ${c.services.toLocaleString('en-US')} Services; host ${c.host}.`,
     `Each run: the server pinned to CPU ${c.serverCpus}, dnsperf (and the forwarding upstream) to CPU ${c.loadCpus}, ` +
       `${c.netns ? 'in a network namespace of its own (loopback only)' : 'on 127.0.0.1'}; ${c.durationS} s of load, ` +
