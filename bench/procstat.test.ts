@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { busyPercent, cpuListMembers, parseIdleTicks, parseStat, parseStatusKiB, treeCpuTicks, treeMemoryKiB } from './procstat.js';
+import { busyPercent, cpuListMembers, cpuShares, parseIdleTicks, parseStat, parseStatusKiB, treeCpuTicks, treeMemoryKiB } from './procstat.js';
 
 describe('procstat', () => {
   it('reads pid, parent and utime+stime from a stat line', () => {
@@ -36,6 +36,18 @@ describe('procstat', () => {
     const after = { idle: new Map([[0, 1050], [1, 1200]]), atMs: 2000 }; // CPU 0 idle 0.5 s of 2, CPU 1 idle 2 s of 2
     assert.deepEqual([busyPercent(before, after, [0]), busyPercent(before, after, [1]), busyPercent(before, after, [0, 1])], [75, 0, 37.5]);
   });
+
+  const shares: Array<{ name: string; before: Array<[number, number]>; after: Array<[number, number]>; want: number[] }> = [
+    { name: 'two workers and an idle parent, largest first', before: [[10, 100], [11, 50], [12, 60]], after: [[10, 102], [11, 150], [12, 358]], want: [74.5, 25, 0.5] },
+    { name: 'a process started between the readings counts from 0', before: [[10, 100]], after: [[10, 150], [13, 50]], want: [50, 50] },
+    { name: 'a process that ended is left out', before: [[10, 100], [11, 500]], after: [[10, 200]], want: [100] },
+    { name: 'no CPU used: no shares', before: [[10, 100]], after: [[10, 100]], want: [] },
+  ];
+  for (const c of shares) {
+    it(`splits CPU time by process: ${c.name}`, () => {
+      assert.deepEqual(cpuShares(new Map(c.before), new Map(c.after)), c.want);
+    });
+  }
 
   it('reads this process\'s own CPU time and memory', () => {
     let x = 0;

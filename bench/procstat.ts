@@ -59,9 +59,30 @@ export function processTree(roots: readonly number[]): number[] {
   return out;
 }
 
+/** CPU ticks used so far by each of the processes and their descendants, by PID. */
+export function treeCpuTicksByPid(roots: readonly number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of processTree(roots)) {
+    const s = readStat(pid);
+    if (s) out.set(pid, s.cpuTicks);
+  }
+  return out;
+}
+
 /** CPU ticks used so far by the processes and their descendants. */
 export function treeCpuTicks(roots: readonly number[]): number {
-  return processTree(roots).reduce((sum, pid) => sum + (readStat(pid)?.cpuTicks ?? 0), 0);
+  return [...treeCpuTicksByPid(roots).values()].reduce((sum, t) => sum + t, 0);
+}
+
+/**
+ * Each process's share of the CPU time the tree used between two readings, in %, largest
+ * first: whether a server of several processes spread its work over them (a process that
+ * started meanwhile counts from 0, one that ended is left out).
+ */
+export function cpuShares(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number[] {
+  const used = [...after].map(([pid, ticks]) => Math.max(0, ticks - (before.get(pid) ?? 0)));
+  const total = used.reduce((sum, t) => sum + t, 0);
+  return total > 0 ? used.map((t) => (100 * t) / total).sort((a, b) => b - a) : [];
 }
 
 /** VmRSS (or VmHWM, the peak) summed over the processes and their descendants, KiB. */

@@ -5,12 +5,14 @@ export interface RunContext {
   /** When the session started (UTC, ISO 8601). */
   session: string;
   kdns: string;
-  /** `node --version` of each NODE. */
+  /** `node --version` of each of NODES. */
   nodes: string[];
   dnsperf: string;
   durationS: number;
   clients: number;
   outstanding: number;
+  /** dnsperf -T (absent in results written before it was recorded: 1). */
+  dnsperfThreads?: number;
   rate: number | null;
   serverCpus: string;
   loadCpus: string;
@@ -44,6 +46,8 @@ export interface RunResult {
   rssKiB: number;
   /** Their peak resident memory, KiB. */
   hwmKiB: number;
+  /** Each process's share of cpuSeconds, %, largest first (absent in results written before it was recorded). */
+  processCpuShares?: number[];
   /** The server's own CPU time over the load's wall time, % of one CPU. */
   serverShare: number;
   /** How busy the server's CPUs and dnsperf's were during the load (anyone's work), % of their time. */

@@ -32,7 +32,7 @@ function peerSpec(peer: Exclude<PeerName, 'minimal'>, opts: Options): ServerSpec
 /** kdns in each configuration on each node, then the peers in PEERS's order (the floor once per node). */
 function serverList(opts: Options, nodes: readonly NodeBinary[], build: KdnsBuild | undefined): ServerSpec[] {
   const out: ServerSpec[] = [];
-  if (build) for (const which of opts.KDNS_COREFILES) for (const n of nodes) out.push(kdns(which, build, n, opts.KDNS_NODE_FLAGS));
+  if (build) for (const which of opts.KDNS_COREFILES) for (const n of nodes) out.push(kdns(which, build, n, opts.KDNS_NODE_FLAGS, opts.KDNS_WORKERS));
   for (const peer of opts.PEERS) {
     if (peer === 'minimal') out.push(...nodes.map(minimal));
     else out.push(peerSpec(peer, opts));

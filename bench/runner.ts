@@ -10,7 +10,7 @@ import { dnsperfArgs, parseDnsperf, type DnsperfReport } from './dnsperf.js';
 import type { Check, FixtureMeta, Probe } from './fixture.js';
 import type { Options, WorkloadName } from './options.js';
 import { ask } from './probe.js';
-import { busyPercent, cpuListMembers, sampleCores, TICKS_PER_SECOND, treeCpuTicks, treeMemoryKiB } from './procstat.js';
+import { busyPercent, cpuListMembers, cpuShares, sampleCores, TICKS_PER_SECOND, treeCpuTicksByPid, treeMemoryKiB } from './procstat.js';
 import { emptyFigures, type RunContext, type RunResult } from './results.js';
 import { upstreamProcess } from './servers/named.js';
 import type { ProcessSpec, Role, ServerSpec } from './servers/server.js';
@@ -131,6 +131,20 @@ export async function runChecks(port: number, checks: readonly Check[]): Promise
   return failed.length === 0 ? 'ok' : failed.join('; ');
 }
 
+/**
+ * The checks, asked again every half second until they pass or `deadline` (ms since the epoch):
+ * a server may answer its probe before it has read all its data — kdns, like CoreDNS, starts
+ * serving after `startup_timeout` (5 s) with what it has, and answers SERVFAIL for names it
+ * has not read yet (seen on Node 20 on a busy machine). A server that is wrong stays wrong.
+ */
+export async function checksWhenReady(port: number, checks: readonly Check[], deadline: number): Promise<string> {
+  for (;;) {
+    const result = await runChecks(port, checks);
+    if (result === 'ok' || Date.now() >= deadline) return result;
+    await sleep(500);
+  }
+}
+
 /** dnsperf pinned to `cpus`; its report, or an error with its output when it fails or hangs. */
 async function dnsperf(args: string[], cpus: string, limitS: number): Promise<DnsperfReport> {
   const child = spawn('taskset', ['-c', cpus, 'dnsperf', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -179,7 +193,7 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
     under = start(specs, opts.SERVER_CPUS, join(runDir, 'server.log'));
     await waitReady(opts.PORT, workload.probe, under, opts.READY_TIMEOUT, !server.answersChecks, server.label);
     log(`${server.label}: answering after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
-    const checks = server.answersChecks ? await runChecks(opts.PORT, workload.checks) : 'n/a';
+    const checks = server.answersChecks ? await checksWhenReady(opts.PORT, workload.checks, startedAt + opts.READY_TIMEOUT * 1000) : 'n/a';
     if (checks !== 'ok' && checks !== 'n/a') log(`${server.label}: checks failed: ${checks}`);
 
     const load = { port: opts.PORT, clients: opts.CLIENTS, outstanding: opts.OUTSTANDING, threads: opts.DNSPERF_THREADS, timeout: opts.TIMEOUT };
@@ -187,15 +201,16 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
     if (opts.WARMUP > 0) await dnsperf(dnsperfArgs({ ...load, file: workload.warm, seconds: opts.WARMUP, rate: opts.RATE }), opts.LOAD_CPUS, opts.WARMUP + opts.TIMEOUT + 60);
 
     const roots = pids(under);
-    const ticks0 = treeCpuTicks(roots);
+    const byPid0 = treeCpuTicksByPid(roots);
     const cores0 = sampleCores();
     const report = await dnsperf(dnsperfArgs({ ...load, file: workload.queries, seconds: opts.DURATION, rate: opts.RATE }), opts.LOAD_CPUS, opts.DURATION + opts.TIMEOUT + 60);
     const cores1 = sampleCores();
-    const ticks1 = treeCpuTicks(roots);
+    const byPid1 = treeCpuTicksByPid(roots);
     const rssKiB = treeMemoryKiB(roots, 'VmRSS');
     const hwmKiB = treeMemoryKiB(roots, 'VmHWM');
     const died = under.children.some((c) => !isRunning(c));
-    const cpuSeconds = (ticks1 - ticks0) / TICKS_PER_SECOND;
+    const ticks = (m: ReadonlyMap<number, number>): number => [...m.values()].reduce((sum, t) => sum + t, 0);
+    const cpuSeconds = (ticks(byPid1) - ticks(byPid0)) / TICKS_PER_SECOND;
     const note = server.noteFromLog?.(readFileSync(under.logPath, 'utf8'));
     return {
       ...base,
@@ -211,6 +226,7 @@ export async function runOne(plan: RunPlan): Promise<RunResult> {
       cpuUsPerQuery: report.completed > 0 ? (cpuSeconds / report.completed) * 1e6 : 0,
       rssKiB,
       hwmKiB,
+      processCpuShares: cpuShares(byPid0, byPid1),
       serverShare: (100 * cpuSeconds) / ((cores1.atMs - cores0.atMs) / 1000),
       serverBusy: busyPercent(cores0, cores1, cpuListMembers(opts.SERVER_CPUS)),
       loadBusy: busyPercent(cores0, cores1, cpuListMembers(opts.LOAD_CPUS)),

@@ -3,7 +3,7 @@
 // answers through each forwarder. Real servers on loopback, started by the runner's own code.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import { freePort } from '../test/util/net.js';
 import { readZoneRecords, writeFixture, type FixtureMeta, type FixtureOptions } from './fixture.js';
 import { parseOptions } from './options.js';
 import { ask, type QueryType } from './probe.js';
+import { processTree } from './procstat.js';
 import { start, stop, waitReady, type Started } from './runner.js';
 import { dnsmasq } from './servers/dnsmasq.js';
 import { kdns } from './servers/kdns.js';
@@ -56,14 +57,29 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** How many of the processes run this node binary. */
+function nodeProcesses(pids: readonly number[]): number {
+  const node = realpathSync(process.execPath);
+  return pids.filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/exe`) === node;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
 /** Starts a server for a role, runs `body` against its port, stops it. */
-async function serve(server: ServerSpec, role: Role, body: (port: number) => Promise<void>): Promise<void> {
+async function serve(server: ServerSpec, role: Role, body: (port: number) => Promise<void>, processes?: number): Promise<void> {
   const runDir = mkdtempSync(join(dir, `${server.id}-${role}-`));
   const port = await freePort();
   const opts = parseOptions({});
   const started = start(server.prepare({ role, port, upstreamPort, fixture, runDir, opts }), ALL_CPUS, join(runDir, 'server.log'));
   try {
     await waitReady(port, role === 'auth' ? meta.probes.auth : meta.probes.fwd, started, 60, false, server.label);
+    // A server of several processes is measured over its whole tree: they must all be in it.
+    // (Node processes only: tsx starts an esbuild service beside the ones it runs.)
+    if (processes !== undefined) assert.equal(nodeProcesses(processTree(started.children.map((c) => c.pid as number))), processes, `${server.label}: node processes`);
     await body(port);
   } finally {
     await stop(started, server.stopSignal);
@@ -113,17 +129,20 @@ async function forwardsToTheUpstream(port: number): Promise<void> {
 }
 
 /** kdns from this working tree's source (through tsx), launched the way the bench launches bin/kdns. */
-function kdnsFromSource(which: 'plain' | 'stock'): ServerSpec {
-  const tree = join(dir, `kdns-${which}`);
+function kdnsFromSource(which: 'plain' | 'stock', workers = 1): ServerSpec {
+  const tree = join(dir, `kdns-${which}-${workers}`);
   mkdirSync(join(tree, 'bin'), { recursive: true });
   writeFileSync(join(tree, 'bin/kdns'), `import(${JSON.stringify(join(ROOT, 'src/cli/main.ts'))}).then((m) => m.main(process.argv)).catch((e) => { console.error(e); process.exit(1); });\n`);
-  return kdns(which, { tree, revision: 'source' }, { path: process.execPath, version: process.version, labelled: false }, ['--import', import.meta.resolve('tsx')]);
+  return kdns(which, { tree, revision: 'source' }, { path: process.execPath, version: process.version, labelled: false }, ['--import', import.meta.resolve('tsx')], workers);
 }
 
 const opts = parseOptions({});
-const servers: Array<{ name: string; make: () => ServerSpec; command: string; debian: string }> = [
+const servers: Array<{ name: string; make: () => ServerSpec; command: string; debian: string; processes?: number }> = [
   { name: 'kdns (plain Corefile)', make: () => kdnsFromSource('plain'), command: 'node', debian: 'nodejs' },
   { name: 'kdns (stock Corefile)', make: () => kdnsFromSource('stock'), command: 'node', debian: 'nodejs' },
+  // KDNS_WORKERS=2: a parent and two workers, each answering from its own socket on the port.
+  { name: 'kdns ×2 (plain Corefile, multisocket 2)', make: () => kdnsFromSource('plain', 2), command: 'node', debian: 'nodejs', processes: 3 },
+  { name: 'kdns ×2 (stock Corefile, multisocket 2)', make: () => kdnsFromSource('stock', 2), command: 'node', debian: 'nodejs', processes: 3 },
   { name: 'unbound', make: () => unbound(opts), command: 'unbound', debian: 'unbound' },
   { name: 'named', make: () => named(opts), command: 'named', debian: 'bind9' },
   { name: 'kresd', make: () => kresd(opts), command: 'kresd', debian: 'knot-resolver' },
@@ -134,10 +153,10 @@ describe('bench servers answer the fixture as its zone says', () => {
   for (const s of servers) {
     const skip = needs(s.command, s.debian).skip || needs('named', 'bind9').skip || needs('taskset', 'util-linux').skip;
     it(`${s.name}: every record of every name, and every auth query's RCODE and answer count`, { skip }, async () => {
-      await serve(s.make(), 'auth', answersAsTheZone);
+      await serve(s.make(), 'auth', answersAsTheZone, s.processes);
     });
     it(`${s.name}: forwards the fwd names and the miss wildcard to the upstream`, { skip }, async () => {
-      await serve(s.make(), 'forward', forwardsToTheUpstream);
+      await serve(s.make(), 'forward', forwardsToTheUpstream, s.processes);
     });
   }
 

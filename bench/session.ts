@@ -42,14 +42,14 @@ function git(args: string[]): string {
 }
 
 export function nodeBinaries(opts: Options): NodeBinary[] {
-  const paths = opts.NODE.length > 0 ? opts.NODE : [process.execPath];
+  const paths = opts.NODES.length > 0 ? opts.NODES : [process.execPath];
   const found = paths.map((p) => {
     const path = isAbsolute(p) ? p : resolve(p);
-    if (!existsSync(path)) fail(`NODE: ${p} does not exist`);
+    if (!existsSync(path)) fail(`NODES: ${p} does not exist`);
     const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
     return { path, version, labelled: paths.length > 1 };
   });
-  if (new Set(found.map((n) => n.version)).size < found.length) fail(`NODE: two of the binaries are the same version (${found.map((n) => n.version).join(' ')})`);
+  if (new Set(found.map((n) => n.version)).size < found.length) fail(`NODES: two of the binaries are the same version (${found.map((n) => n.version).join(' ')})`);
   return found;
 }
 
@@ -182,6 +182,7 @@ export function startSession(opts: Options, servers: readonly ServerSpec[], node
       durationS: opts.DURATION,
       clients: opts.CLIENTS,
       outstanding: opts.OUTSTANDING,
+      dnsperfThreads: opts.DNSPERF_THREADS,
       rate: opts.RATE ?? null,
       serverCpus: opts.SERVER_CPUS,
       loadCpus: opts.LOAD_CPUS,

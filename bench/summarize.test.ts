@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunContext, RunResult } from './results.js';
-import { groupRuns, median, ratioTable, summarize } from './summarize.js';
+import { groupRuns, limit, median, processSharesNote, ratioTable, summarize } from './summarize.js';
 
 const CONTEXT: RunContext = {
   session: '2026-11-27T12:00:00Z',
@@ -70,6 +70,52 @@ describe('bench summary', () => {
       text,
     );
   });
+
+  it('names a peer\'s threads in its row, and not kdns\'s workers, which its label says', () => {
+    const text = summarize([{ ...run('kdns-plain-x2', 'kdns', 'auth', 120000, 8), label: 'kdns ×2', threads: 2 }, { ...run('unbound', 'peer', 'auth', 100000, 10), threads: 2 }, { ...run('kresd', 'peer', 'auth', 90000, 10), threads: 2 }]);
+    assert.deepEqual(
+      text.split('\n').filter((l) => /^\| (kdns|unbound|kresd)/.test(l)).map((l) => l.split(' | ')[0]),
+      ['| kdns ×2', '| unbound (2 threads)', '| kresd (2 processes)'],
+    );
+  });
+
+  it('notes how a server of several processes spread its CPU time over them, medians of the runs', () => {
+    const runs = [[50, 49, 1], [60, 39, 1], [55, 44, 1]].map((shares, i) => ({ ...run('kdns-plain-x2', 'kdns' as const, 'auth', 100000, 10, i + 1), label: 'kdns ×2', threads: 2, processCpuShares: shares }));
+    const text = summarize(runs);
+    assert.ok(text.includes('| kdns ×2 (CPU by process 55/44/1%) |'), text);
+  });
+
+  it('notes nothing for a server of one process', () => {
+    const [row] = groupRuns([{ ...run('kdns', 'kdns', 'auth', 100000, 10), processCpuShares: [100] }]);
+    assert.equal(processSharesNote(row as NonNullable<typeof row>), undefined);
+  });
+
+  it('keeps a peer with 1 and with 2 threads apart when sessions are summarized together', () => {
+    const second = { ...CONTEXT, session: '2026-11-27T13:00:00Z' };
+    const text = summarize([
+      run('kdns', 'kdns', 'auth', 100000, 8),
+      run('unbound', 'peer', 'auth', 50000, 10),
+      { ...run('kdns-plain-x2', 'kdns', 'auth', 150000, 8.8), label: 'kdns ×2', threads: 2, context: second },
+      { ...run('unbound', 'peer', 'auth', 75000, 11), threads: 2, context: second },
+    ]);
+    assert.ok(text.startsWith('## kdns bench, 2026-11-27T12:00:00Z and 2026-11-27T13:00:00Z\n\nResults of 2 sessions,'), text);
+    assert.ok(text.includes('| workload | kdns | ÷ unbound | ÷ unbound (2 threads) |\n|---|---|---:|---:|\n| auth | kdns | 2.00 | 1.33 |\n| auth | kdns ×2 | 3.00 | 2.00 |'), text);
+  });
+
+  const limits: Array<{ name: string; serverCpus: string; loadCpus: string; threads: number; serverShare: number; serverBusy: number; loadBusy: number; want: string }> = [
+    { name: 'one thread that used its CPU', serverCpus: '0', loadCpus: '1', threads: 1, serverShare: 99, serverBusy: 100, loadBusy: 80, want: 'server' },
+    { name: 'dnsperf at its limit, others on the server\'s CPU', serverCpus: '0', loadCpus: '1', threads: 1, serverShare: 60, serverBusy: 100, loadBusy: 98, want: 'dnsperf, others took 40% of its CPU' },
+    { name: 'two threads on two CPUs that used one', serverCpus: '0-1', loadCpus: '2', threads: 2, serverShare: 99, serverBusy: 50, loadBusy: 50, want: '–' },
+    { name: 'two threads on two CPUs that used both', serverCpus: '0-1', loadCpus: '2', threads: 2, serverShare: 195, serverBusy: 98, loadBusy: 50, want: 'server' },
+    { name: 'CPUs shared with dnsperf', serverCpus: '0-1', loadCpus: '0-1', threads: 2, serverShare: 120, serverBusy: 100, loadBusy: 100, want: 'CPUs shared with dnsperf, 100% busy' },
+  ];
+  for (const c of limits) {
+    it(`says what limited a run: ${c.name}`, () => {
+      const r = { ...run('unbound', 'peer', 'auth', 100000, 10), threads: c.threads, serverShare: c.serverShare, serverBusy: c.serverBusy, loadBusy: c.loadBusy };
+      const [row] = groupRuns([{ ...r, context: { ...CONTEXT, serverCpus: c.serverCpus, loadCpus: c.loadCpus } }]);
+      assert.equal(limit(row as NonNullable<typeof row>), c.want);
+    });
+  }
 
   it('shows a failed run with its reason, and leaves it out of the ratios', () => {
     const failed: RunResult = { ...run('kresd', 'peer', 'auth', 0, 0), error: 'kresd exited (1) before answering' };

@@ -20,6 +20,10 @@ export interface Row {
   label: string;
   kind: 'kdns' | 'peer';
   threads: number;
+  /** CPUs the server was pinned to (SERVER_CPUS). */
+  serverCpus: number;
+  /** True when the server's CPUs and dnsperf's overlap (LOAD_CPUS): their busy time is then both's. */
+  cpusShared: boolean;
   runs: number;
   failed: string[];
   qps: number[];
@@ -35,16 +39,25 @@ export interface Row {
   loadBusy: number[];
   checks: string[];
   notes: string[];
+  /** Each run's CPU shares of the server's processes, %, largest first. */
+  processShares: number[][];
 }
 
-/** Runs grouped by workload and server, in the order they first appear. */
+/** A server with another thread count is another row: sessions with 1 and 2 threads summarized together stay apart. */
+function serverKey(r: { server: string; threads: number }): string {
+  return `${r.server}\u0000${r.threads}`;
+}
+
+/** Runs grouped by workload and server (and its thread count), in the order they first appear. */
 export function groupRuns(results: readonly RunResult[]): Row[] {
   const rows = new Map<string, Row>();
   for (const r of results) {
-    const key = `${r.workload}\u0000${r.server}`;
+    const key = `${r.workload}\u0000${serverKey(r)}`;
     let row = rows.get(key);
     if (!row) {
-      row = { workload: r.workload, server: r.server, label: r.label, kind: r.kind, threads: r.threads, runs: 0, failed: [], qps: [], cpuUs: [], rssMiB: [], completed: 0, lost: 0, sent: 0, rcodes: {}, serverShare: [], others: [], loadBusy: [], checks: [], notes: [] };
+      const pinned = cpuListMembers(r.context.serverCpus);
+      const loadPinned = cpuListMembers(r.context.loadCpus);
+      row = { workload: r.workload, server: r.server, label: r.label, kind: r.kind, threads: r.threads, serverCpus: pinned.length, cpusShared: pinned.some((c) => loadPinned.includes(c)), runs: 0, failed: [], qps: [], cpuUs: [], rssMiB: [], completed: 0, lost: 0, sent: 0, rcodes: {}, serverShare: [], others: [], loadBusy: [], checks: [], notes: [], processShares: [] };
       rows.set(key, row);
     }
     row.runs++;
@@ -65,6 +78,7 @@ export function groupRuns(results: readonly RunResult[]): Row[] {
     row.loadBusy.push(r.loadBusy);
     if (!row.checks.includes(r.checks)) row.checks.push(r.checks);
     if (r.note !== undefined && !row.notes.includes(r.note)) row.notes.push(r.note);
+    if (r.processCpuShares !== undefined) row.processShares.push(r.processCpuShares);
   }
   return [...rows.values()];
 }
@@ -79,8 +93,9 @@ function spread(xs: readonly number[], format: (n: number) => string): string {
   return `${format(median(xs))} (${format(Math.min(...xs))}–${format(Math.max(...xs))})`;
 }
 
+/** A peer's row names its threads; kdns's label already says its workers ("kdns ×2"). */
 function rowName(r: Row): string {
-  return r.threads > 1 ? `${r.label} (${r.threads} ${r.server.startsWith('kresd') ? 'processes' : 'threads'})` : r.label;
+  return r.threads > 1 && r.kind === 'peer' ? `${r.label} (${r.threads} ${r.server.startsWith('kresd') ? 'processes' : 'threads'})` : r.label;
 }
 
 function percentOf(part: number, whole: number): string {
@@ -98,14 +113,33 @@ function otherRcodes(r: Row): string {
 }
 
 /**
- * What limited the run: the server's CPU (it used all of one), dnsperf's (the QPS is then only
- * a lower bound for the server), and whether other processes took a share of the server's CPU.
+ * What limited the run: the server's CPU (it used all it can: one CPU per thread, at most its
+ * CPUs), dnsperf's (the QPS is then only a lower bound for the server), and whether other
+ * processes took a share of the server's CPU. When the server and dnsperf share CPUs, the
+ * others' share cannot be told from dnsperf's: only how busy those CPUs were is said.
  */
-function limit(r: Row): string {
-  const parts = [median(r.serverShare) >= 95 ? 'server' : '', median(r.loadBusy) >= 95 ? 'dnsperf' : ''].filter(Boolean);
+export function limit(r: Row): string {
+  const usable = 95 * Math.max(1, Math.min(r.threads, r.serverCpus));
+  if (r.cpusShared) {
+    const busy = median(r.loadBusy);
+    return [median(r.serverShare) >= usable ? 'server' : '', `CPUs shared with dnsperf, ${busy.toFixed(0)}% busy`].filter(Boolean).join(', ');
+  }
+  const parts = [median(r.serverShare) >= usable ? 'server' : '', median(r.loadBusy) >= 95 ? 'dnsperf' : ''].filter(Boolean);
   const others = median(r.others);
   if (others >= 10) parts.push(`others took ${others.toFixed(0)}% of its CPU`);
   return parts.length > 0 ? parts.join(', ') : '–';
+}
+
+/**
+ * "CPU by process 52/47/1%" for a server of several processes (kdns's parent and workers, kresd's
+ * instances): whether the kernel spread the queries over their sockets. Medians over the runs;
+ * undefined for one process.
+ */
+export function processSharesNote(r: Row): string | undefined {
+  const n = Math.max(0, ...r.processShares.map((s) => s.length));
+  if (n < 2) return undefined;
+  const medians = Array.from({ length: n }, (_, i) => median(r.processShares.map((s) => s[i] ?? 0)));
+  return `CPU by process ${medians.map((m) => m.toFixed(0)).join('/')}%`;
 }
 
 function workloadTable(rows: readonly Row[]): string[] {
@@ -119,7 +153,8 @@ function workloadTable(rows: readonly Row[]): string[] {
       continue;
     }
     const checks = r.checks.join(' / ').replace(/\|/g, '/');
-    const notes = [...r.notes, ...(r.failed.length > 0 ? [`${r.failed.length} of ${r.runs} runs failed`] : [])];
+    const spreadNote = processSharesNote(r);
+    const notes = [...r.notes, ...(spreadNote ? [spreadNote] : []), ...(r.failed.length > 0 ? [`${r.failed.length} of ${r.runs} runs failed`] : [])];
     out.push(
       `| ${rowName(r)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''} | ${spread(r.qps, int)} | ${spread(r.cpuUs, (n) => fixed(n, 1))} | ${fixed(median(r.rssMiB), 1)} | ${int(r.completed)} | ${rcodeCell(r, 'NOERROR')} | ${rcodeCell(r, 'NXDOMAIN')} | ${otherRcodes(r)} | ${int(r.lost)} (${percentOf(r.lost, r.sent)}) | ${fixed(median(r.serverShare), 0)} | ${fixed(median(r.loadBusy), 0)} | ${limit(r)} | ${checks} |`,
     );
@@ -133,14 +168,14 @@ function workloadTable(rows: readonly Row[]): string[] {
  */
 export function ratioTable(rows: readonly Row[], figure: 'cpuUs' | 'qps'): string[] {
   const workloads = [...new Set(rows.map((r) => r.workload))];
-  const peers = [...new Map(rows.filter((r) => r.kind === 'peer').map((r) => [r.server, rowName(r)])).entries()];
+  const peers = [...new Map(rows.filter((r) => r.kind === 'peer').map((r) => [serverKey(r), rowName(r)])).entries()];
   const kdnsRows = rows.filter((r) => r.kind === 'kdns' && r[figure].length > 0);
   if (peers.length === 0 || kdnsRows.length === 0) return [];
   const out = [`| workload | kdns | ${peers.map(([, name]) => `÷ ${name}`).join(' | ')} |`, `|---|---|${peers.map(() => '---:').join('|')}|`];
   for (const w of workloads) {
     for (const k of kdnsRows.filter((r) => r.workload === w)) {
       const cells = peers.map(([id]) => {
-        const p = rows.find((r) => r.workload === w && r.server === id);
+        const p = rows.find((r) => r.workload === w && serverKey(r) === id);
         const mine = median(k[figure]);
         const theirs = p ? median(p[figure]) : Number.NaN;
         return theirs > 0 ? fixed(mine / theirs, 2) : '–';
@@ -156,13 +191,15 @@ export function summarize(results: readonly RunResult[]): string {
   const c = (results[0] as RunResult).context;
   const reps = Math.max(...results.map((r) => r.rep));
   const rows = groupRuns(results);
+  const sessions = [...new Set(results.map((r) => r.context.session))];
   const out = [
-    `## kdns bench, ${c.session}`,
+    `## kdns bench, ${sessions.join(' and ')}`,
     '',
+    ...(sessions.length > 1 ? [`Results of ${sessions.length} sessions, each row from the one that ran it; the settings below are the first's.`, ''] : []),
     `kdns ${c.kdns}; node ${c.nodes.join(', ')}; ${c.dnsperf}; ${c.services.toLocaleString('en-US')} Services; host ${c.host}.`,
     `Each run: the server pinned to CPU ${c.serverCpus}, dnsperf (and the forwarding upstream) to CPU ${c.loadCpus}, ` +
       `${c.netns ? 'in a network namespace of its own (loopback only)' : 'on 127.0.0.1'}; ${c.durationS} s of load, ` +
-      `dnsperf -c ${c.clients} -q ${c.outstanding}${c.rate !== null ? ` -Q ${c.rate}` : ', no rate limit'}; ` +
+      `dnsperf -c ${c.clients} -q ${c.outstanding}${(c.dnsperfThreads ?? 1) > 1 ? ` -T ${c.dnsperfThreads}` : ''}${c.rate !== null ? ` -Q ${c.rate}` : ', no rate limit'}; ` +
       `${reps > 1 ? `${reps} repetitions, medians (min–max)` : 'one repetition'}.`,
     '',
   ];
