@@ -5,6 +5,7 @@
 import { dirname, resolve } from 'node:path';
 import { CorefileError, type Directive, type ServerBlock, type ServerKey } from '../lib/corefile/ast.js';
 import { keyPort, parseCorefile, parseServerKey } from '../lib/corefile/parser.js';
+import { firstLabelEnd } from '../lib/dns/name.js';
 import { PLUGINS, type PluginModule } from '../plugins/registry.js';
 import type { Plugin, ServeOptions, ServerControl, SetupFn, Shared, BlockInfo, Next, TlsSettings, ConnectionTimeouts } from './plugin.js';
 import { changesQuestionBeforeAcl, pluginRank } from './order.js';
@@ -271,7 +272,7 @@ export function routeByZone(zones: Map<string, unknown>, name: string): string |
 
 /** The zone one label up ("b.c." for "a.b.c.", "." for "a."). */
 function parentZone(name: string): string {
-  const dot = nextLabelDot(name);
+  const dot = firstLabelEnd(name);
   return dot < 0 || dot === name.length - 1 ? '.' : name.slice(dot + 1);
 }
 
@@ -299,20 +300,6 @@ export function routeQuery(zones: Map<string, LoadedBlock[]>, req: DnsRequest): 
   }
 }
 
-/** Index of the dot that ends the first label, skipping escaped dots (`\.`). */
-function nextLabelDot(name: string): number {
-  let i = 0;
-  while (i < name.length) {
-    const c = name.charCodeAt(i);
-    if (c === 92 /* \ */) {
-      i += 2;
-      continue;
-    }
-    if (c === 46 /* . */) return i;
-    i++;
-  }
-  return -1;
-}
 
 
 /**

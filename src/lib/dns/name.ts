@@ -100,6 +100,25 @@ export function labelCount(name: string): number {
   return splitLabels(name).length;
 }
 
+/**
+ * Index of the dot that ends the first label of a presentation name, skipping escaped dots
+ * (`\.` belongs to its label); -1 when there is none. A loop over char codes, no allocation:
+ * it runs on every query's zone lookup.
+ */
+export function firstLabelEnd(name: string): number {
+  let i = 0;
+  while (i < name.length) {
+    const c = name.charCodeAt(i);
+    if (c === 92 /* \ */) {
+      i += 2;
+      continue;
+    }
+    if (c === 46 /* . */) return i;
+    i++;
+  }
+  return -1;
+}
+
 /** The name one label up ("a.b." → "b.", "b." → "."); undefined for the root. */
 export function parentName(name: string): string | undefined {
   const abs = fqdn(name);

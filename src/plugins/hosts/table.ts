@@ -5,7 +5,7 @@
 // name given for that address, file first.
 
 import { formatIPv4, formatIPv6 } from '../../lib/dns/ip.js';
-import { ipToReverseName } from '../../lib/dns/name.js';
+import { firstLabelEnd, ipToReverseName } from '../../lib/dns/name.js';
 import { inZones } from '../pkg/zones.js';
 import type { HostAddress, HostsLine } from './hostsfile.js';
 
@@ -41,17 +41,8 @@ export function isWildcardName(name: string): boolean {
  * parent (`.`), where no wildcard is served. Escaped dots (`\.`) belong to their label.
  */
 export function wildcardFor(name: string): string | undefined {
-  let i = 0;
-  while (i < name.length) {
-    const c = name.charCodeAt(i);
-    if (c === 92 /* \ */) {
-      i += 2;
-      continue;
-    }
-    if (c === 46 /* . */) break;
-    i++;
-  }
-  if (i >= name.length - 1) return undefined;
+  const i = firstLabelEnd(name);
+  if (i < 0 || i >= name.length - 1) return undefined;
   return `*${name.slice(i)}`;
 }
 
