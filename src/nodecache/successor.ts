@@ -109,12 +109,19 @@ function socketInodes(pid: string, into: Set<number>): Set<number> {
 }
 
 /**
- * The sockets of this pod's own node cache: this process's, and with `multisocket` its sibling
- * workers' (every child of the same parent), which stop with it and are no successor.
+ * The sockets of this pod's own node cache: this process's, and with `multisocket` its parent's
+ * and its sibling workers' (every child of the same parent), which stop with it and are no
+ * successor. The parent's count too: it holds a copy of every worker's sockets, and a sibling
+ * that has already ended leaves its sockets in the parent's hands until the parent lets go.
  */
 function ownSocketInodes(withSiblings: boolean): Set<number> {
   const inodes = socketInodes('self', new Set());
   if (!withSiblings) return inodes;
+  try {
+    socketInodes(String(process.ppid), inodes);
+  } catch {
+    // the parent ended meanwhile
+  }
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)) {
     try {
       const ppid = /\nPPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];

@@ -14,7 +14,7 @@ import { waitFor } from '../util/net.js';
 import { NetNs, netnsMissing, type Proc } from '../util/netns.js';
 import { namedIn, scratchDir } from '../util/pod.js';
 import { exampleZone } from '../util/upstream.js';
-import { childrenOf } from '../util/workers.js';
+import { alive, childrenOf } from '../util/workers.js';
 
 const IN_CI = process.env.CI === 'true';
 const reason = netnsMissing('named', 'iptables', 'dig');
@@ -69,6 +69,27 @@ describe('node cache with multisocket 2', { skip }, () => {
   test('lookups from many source ports are all answered', async () => {
     const replies = await Promise.all(Array.from({ length: 16 }, () => Promise.resolve(ns.run(['dig', '+time=2', '+tries=1', `@${LOCAL_IP}`, 'www.example.test', 'A']))));
     for (const r of replies) assert.equal(parseDig(r.stdout).status, 'NOERROR', r.stdout);
+  });
+
+  test('a sibling that ended first, its sockets still in the parent\'s hands, is no successor either', async () => {
+    const parent = cache.child.pid as number;
+    const [first, second] = childrenOf(parent) as [number, number];
+    const before = cache.output().length;
+    process.kill(parent, 'SIGSTOP');
+    try {
+      process.kill(second, 'SIGTERM');
+      await waitFor(() => !alive(second), 20_000, 50);
+      process.kill(first, 'SIGTERM');
+      await waitFor(() => !alive(first), 20_000, 50);
+      const said = cache.output().slice(before);
+      assert.match(said, /Tearing down/);
+      assert.doesNotMatch(said, /Leaving interface/);
+    } finally {
+      process.kill(parent, 'SIGCONT');
+    }
+    // The parent starts both again (they ended while serving); the first puts interface and rules back.
+    await waitFor(() => childrenOf(parent).filter(alive).length === 2 && interfacePresent() && rules().length === 14, 30_000, 100);
+    await waitFor(() => cache.output().split(`listening on ${LOCAL_IP}:53`).length === 5, 30_000, 50);
   });
 
   test('SIGTERM: no worker takes its sibling for a successor; the interface and the rules are removed, exit code 0', async () => {
