@@ -56,6 +56,8 @@ export interface NamedOptions {
   minimalResponses?: 'no' | 'yes' | 'no-auth' | 'no-auth-recursive';
   /** Run named inside this network namespace (a /proc/<pid>/ns/net path, see netns.ts). */
   netns?: string;
+  /** Zones named is a secondary of: transferred (AXFR/IXFR) from 127.0.0.1 on `primaryPort`, refreshed on NOTIFY. */
+  secondaries?: { zones: readonly string[]; primaryPort: number };
 }
 
 /** A running named; `stop()` kills it, `start()` brings it back on the same ports. */
@@ -79,6 +81,9 @@ export class NamedUpstream {
       const file = join(this.dir, `${origin || 'root'}.zone`);
       writeFileSync(file, text);
       zoneDecls.push(`zone "${origin || '.'}" { type primary; file "${file}"; };`);
+    }
+    for (const origin of opts.secondaries?.zones ?? []) {
+      zoneDecls.push(`zone "${origin}" { type secondary; primaries { 127.0.0.1 port ${opts.secondaries?.primaryPort}; }; file "${join(this.dir, `${origin}.db`)}"; };`);
     }
     let tlsDecl = '';
     let tlsListen = '';

@@ -3,8 +3,8 @@
 // and hears of a change by NOTIFY.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
@@ -15,7 +15,7 @@ import { RRType, type Message } from '../../lib/dns/types.js';
 import { dig } from '../../../test/util/dig.js';
 import { freePort, waitFor } from '../../../test/util/net.js';
 import { startTestServer, type TestServer } from '../../../test/util/server.js';
-import { missing } from '../../../test/util/upstream.js';
+import { missing, namedUpstream, type NamedUpstream } from '../../../test/util/upstream.js';
 
 const run = promisify(execFile);
 
@@ -147,49 +147,12 @@ async function udpAxfrRcode(port: number, name: string): Promise<number> {
   }
 }
 
-/** named as a secondary of kdns's zones; resolves once it is running. */
-async function startSecondary(dir: string, port: number, primaryPort: number, zones: string[]): Promise<ChildProcess> {
-  const decls = zones.map((z) => `zone "${z}" { type secondary; primaries { 127.0.0.1 port ${primaryPort}; }; file "${join(dir, `${z}.db`)}"; };`).join('\n');
-  writeFileSync(
-    join(dir, 'named.conf'),
-    `controls { };
-options {
-  directory "${dir}";
-  pid-file none;
-  listen-on port ${port} { 127.0.0.1; };
-  listen-on-v6 { none; };
-  recursion no;
-  dnssec-validation no;
-  notify no;
-};
-${decls}
-`,
-  );
-  const child = spawn('named', ['-g', '-n', '1', '-c', join(dir, 'named.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr?.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`named did not start:\n${log}`)), 10_000);
-    child.stderr?.on('data', (chunk: string) => {
-      log += chunk;
-      if (/ running\n/.test(log)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`named exited (${code}):\n${log}`)));
-  });
-  return child;
-}
-
 describe('transfer end to end', { skip: missing('named', 'bind9') ?? missing('dig', 'bind9-dnsutils') }, () => {
   let kdns: TestServer;
-  let named: ChildProcess | undefined;
+  let named: NamedUpstream | undefined;
   let namedPort: number;
-  let namedDir: string;
   before(async () => {
     namedPort = await freePort();
-    namedDir = mkdtempSync(join(tmpdir(), 'kdns-secondary-'));
     const manifests = mkdtempSync(join(tmpdir(), 'kdns-xfr-cluster-'));
     mkdirSync(join(manifests, 'm'));
     writeFileSync(join(manifests, 'm', 'all.yaml'), MANIFESTS);
@@ -242,9 +205,8 @@ cluster.local:{PORT} {
     );
   });
   after(async () => {
-    named?.kill('SIGKILL');
+    await named?.dispose();
     await kdns?.stop();
-    rmSync(namedDir, { recursive: true, force: true });
   });
 
   test('AXFR of a file zone: SOA first and last, every record between', async () => {
@@ -329,7 +291,8 @@ cluster.local:{PORT} {
   });
 
   test('named as a secondary transfers both zones, serves them, and reloads on NOTIFY', async () => {
-    named = await startSecondary(namedDir, namedPort, kdns.port, ['example.org', 'cluster.local']);
+    named = namedUpstream({ zones: {}, port: namedPort, secondaries: { zones: ['example.org', 'cluster.local'], primaryPort: kdns.port } });
+    await named.start();
     const www = await waitFor(async () => {
       const r = await dig('www.example.org', 'A', { port: namedPort }).catch(() => undefined);
       if (!r) return undefined;
