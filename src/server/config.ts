@@ -300,8 +300,6 @@ export function routeQuery(zones: Map<string, LoadedBlock[]>, req: DnsRequest): 
   }
 }
 
-
-
 /**
  * Each timeout the smallest of `a` and `b` that sets it. Blocks that share a listener share its
  * connections, and the strictest block's limit is the one its operator can rely on (CoreDNS
