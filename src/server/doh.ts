@@ -78,6 +78,8 @@ export function maxAge(msg: Message): number {
 }
 
 function send(res: DohResponse, status: number, count: StatusCounter, body?: Buffer, age?: number): void {
+  // Past its write deadline the response was abandoned: nothing more goes out, nothing is counted.
+  if (res.destroyed || res.writableEnded) return;
   count(status);
   if (body === undefined) {
     const text = status === 404 ? '\n' : status === 400 ? 'invalid request\n' : 'No response\n';
@@ -131,6 +133,22 @@ async function serveDoh(req: DohRequest, res: DohResponse, dispatcher: Dispatche
   send(res, 200, count, bytes, age);
 }
 
+/**
+ * `timeouts write` for DNS over HTTPS, as Go's http.Server WriteTimeout that CoreDNS sets: from
+ * the request's headers until its response has gone out. A response not sent by then is
+ * abandoned: the HTTP/2 stream is reset (the session's other requests go on), an HTTP/1.1
+ * connection is closed. A slow upstream or a client that does not read cannot hold the
+ * request's memory longer than that.
+ */
+function writeDeadline(res: DohResponse, ms: number): void {
+  const timer = setTimeout(() => {
+    if (res.writableFinished) return;
+    if ('stream' in res) res.stream.close(http2.constants.NGHTTP2_CANCEL);
+    else res.destroy();
+  }, ms);
+  res.once('close', () => clearTimeout(timer));
+}
+
 /** DNS over HTTPS on address:port; cleartext HTTP/1.1 while `settings` is undefined. */
 export function listenHttps(
   address: string,
@@ -141,6 +159,7 @@ export function listenHttps(
   count: StatusCounter,
 ): Promise<SecureListener> {
   const onRequest = (req: DohRequest, res: DohResponse): void => {
+    writeDeadline(res, limits.stalledTimeoutMs);
     serveDoh(req, res, dispatcher, count).catch(() => {
       if (!res.headersSent) send(res, 500, count);
       else res.destroy();
