@@ -1,5 +1,6 @@
 // The dnstap plugin: every query the block takes and the response it sends, as dnstap
-// CLIENT_QUERY and CLIENT_RESPONSE messages over Frame Streams to a collector.
+// CLIENT_QUERY and CLIENT_RESPONSE messages over Frame Streams to a collector; and every exchange
+// the block's forward has with an upstream, as FORWARDER_QUERY and FORWARDER_RESPONSE.
 
 import { hostname } from 'node:os';
 import { parseIP } from '../../lib/dns/ip.js';
@@ -8,6 +9,7 @@ import { finalizeReply } from '../../server/finalize.js';
 import type { MaybePromise, Next, Plugin } from '../../server/plugin.js';
 import type { Reply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
+import type { ForwardTap, ForwardedExchange, UpstreamProtocol } from '../pkg/taps.js';
 import { FrameStreamWriter, type Endpoint } from './fstrm.js';
 import { MessageType, SocketFamily, SocketProtocol, encodeDnstap, type TapMessage } from './proto.js';
 
@@ -25,11 +27,32 @@ export interface DnstapConfig {
   queueLimit: number;
 }
 
-/** Unix time now, in whole seconds and the nanoseconds past them. */
-export function unixTime(): { sec: number; nsec: number } {
-  const ms = performance.timeOrigin + performance.now();
+/** Unix time at `at` (a performance.now() reading; default now), in whole seconds and the nanoseconds past them. */
+export function unixTime(at: number = performance.now()): { sec: number; nsec: number } {
+  const ms = performance.timeOrigin + at;
   const sec = Math.floor(ms / 1000);
   return { sec, nsec: Math.min(999_999_999, Math.round((ms - sec * 1000) * 1e6)) };
+}
+
+const PROTOCOL_OF: Record<UpstreamProtocol, number> = { udp: SocketProtocol.UDP, tcp: SocketProtocol.TCP, tls: SocketProtocol.DOT, https: SocketProtocol.DOH };
+
+/**
+ * The socket fields of an exchange with an upstream, as CoreDNS's forward fills them: the
+ * upstream is the response address (the family is its), the client whose query it was the query
+ * address, and the protocol the one forward used toward the upstream. A DNS-over-HTTPS upstream
+ * dialled by name has no address to give.
+ */
+export function upstreamFields(req: DnsRequest, ex: ForwardedExchange): Pick<TapMessage, 'socketFamily' | 'socketProtocol' | 'queryAddress' | 'queryPort' | 'responseAddress' | 'responsePort'> {
+  const client = clientFields(req);
+  const upstream = parseIP(ex.host);
+  return {
+    socketFamily: upstream === undefined ? client.socketFamily : upstream.length === 16 ? SocketFamily.INET6 : SocketFamily.INET,
+    socketProtocol: PROTOCOL_OF[ex.protocol],
+    queryAddress: client.queryAddress,
+    queryPort: client.queryPort,
+    ...(upstream === undefined ? {} : { responseAddress: upstream }),
+    responsePort: ex.port,
+  };
 }
 
 /** `{/label}` replaced by the request's metadata (`-` when absent), as CoreDNS's replacer does. */
@@ -51,7 +74,7 @@ export function clientFields(req: DnsRequest): Pick<TapMessage, 'socketFamily' |
   };
 }
 
-export class DnstapPlugin implements Plugin {
+export class DnstapPlugin implements Plugin, ForwardTap {
   readonly name = 'dnstap';
   private readonly identity: Buffer;
   private readonly version: Buffer;
@@ -95,6 +118,25 @@ export class DnstapPlugin implements Plugin {
       ...(responseMessage ? { responseMessage } : {}),
     });
     return reply;
+  }
+
+  /** One exchange of forward with an upstream: FORWARDER_QUERY, and FORWARDER_RESPONSE when a reply came. */
+  forwarded(req: DnsRequest, ex: ForwardedExchange): void {
+    const fields = upstreamFields(req, ex);
+    const sent = unixTime(ex.sentAt);
+    const full = this.config.full;
+    this.tap(req, { type: MessageType.FORWARDER_QUERY, ...fields, queryTimeSec: sent.sec, queryTimeNsec: sent.nsec, ...(full ? { queryMessage: ex.query } : {}) });
+    if (ex.reply === undefined) return;
+    const now = unixTime();
+    this.tap(req, {
+      type: MessageType.FORWARDER_RESPONSE,
+      ...fields,
+      queryTimeSec: sent.sec,
+      queryTimeNsec: sent.nsec,
+      responseTimeSec: now.sec,
+      responseTimeNsec: now.nsec,
+      ...(full ? { responseMessage: ex.reply } : {}),
+    });
   }
 
   private tap(req: DnsRequest, message: TapMessage): void {

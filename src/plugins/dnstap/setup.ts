@@ -5,6 +5,7 @@ import { blockProperties, expectArgs, invalidArg, parseIntArg, unknownProperty }
 import { CorefileError, type Directive } from '../../lib/corefile/ast.js';
 import type { SetupFn } from '../../server/plugin.js';
 import { corefileRelative } from '../pkg/corefilepath.js';
+import { blockTaps } from '../pkg/taps.js';
 import { splitHostPort } from '../pkg/upstreams.js';
 import { DEFAULT_WRITER_OPTIONS, FrameStreamWriter, type Endpoint } from './fstrm.js';
 import { DnstapPlugin, defaultIdentity, type DnstapConfig } from './handler.js';
@@ -71,5 +72,8 @@ export function parseDnstap(d: Directive, corefilePath: string): DnstapConfig {
 export const setup: SetupFn = (ctx) => {
   const config = parseDnstap(ctx.directive, ctx.corefilePath);
   const writer = new FrameStreamWriter(config.endpoint, ctx.shared.log.plugin('dnstap'), { ...DEFAULT_WRITER_OPTIONS, queueLimit: config.queueLimit });
-  return new DnstapPlugin(config, writer);
+  const plugin = new DnstapPlugin(config, writer);
+  // forward in the same block reports its exchanges with upstreams here.
+  blockTaps(ctx.instance, ctx.block).push(plugin);
+  return plugin;
 };

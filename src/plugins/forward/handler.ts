@@ -16,6 +16,7 @@ import { Reply, errorReply } from '../../server/reply.js';
 import type { DnsRequest } from '../../server/request.js';
 import type { Logger } from '../../server/log.js';
 import { policyByName, shuffled, type Policy } from '../pkg/policy.js';
+import type { ForwardTap, UpstreamProtocol } from '../pkg/taps.js';
 import { HealthCheck } from './health.js';
 import { UpstreamCells, type ForwardMetrics } from './metrics.js';
 import { DEFAULTS, type ForwardOptions } from './options.js';
@@ -132,6 +133,8 @@ export class Forwarder implements Plugin {
     private readonly metrics: ForwardMetrics,
     private readonly log: Logger,
     private readonly timing: Timing = { deadlineMs: REQUEST_DEADLINE_MS, healthTimeoutMs: HEALTH_TIMEOUT_MS },
+    /** The block's dnstap plugins, told of every exchange (filled as the block sets up). */
+    private readonly taps: readonly ForwardTap[] = [],
   ) {
     this.upstreams = options.upstreams.map((s) => new Upstream(s, options, metrics, timing, log));
     this.policy = policyByName(options.policy);
@@ -248,16 +251,20 @@ export class Forwarder implements Plugin {
           const proto = this.protoFor(req);
           // performance.now() rather than hrtime.bigint(): no BigInt to allocate per exchange.
           const started = performance.now();
+          /** The transport the exchange ended on: TCP after a truncated UDP reply. */
+          let asked = proto;
           try {
             u.cells.requests.inc();
             wire = await u.client.exchange(req.raw, proto, timeoutMs);
             if (proto === 'udp' && !u.client.isTls && isTruncated(wire)) {
+              asked = 'tcp';
               wire = await u.client.exchange(req.raw, 'tcp', Math.max(1, timeoutMs - (performance.now() - started)));
             }
             // The reply goes to the client as it came: one that does not parse is a failed exchange
             // (as CoreDNS's forward, which unpacks every reply), so the next upstream is tried.
             if (!isWellFormedMessage(wire)) throw new ExchangeError('malformed', u.client.protoFor(proto), u.label, 'reply does not parse');
           } catch (e) {
+            if (this.taps.length > 0) this.tapExchange(req, u, asked, started, undefined);
             lastError = e;
             if (this.options.maxFails > 0) u.health.trigger();
             if (e instanceof ExchangeError && e.kind === 'timeout') timedOut.push(u);
@@ -266,6 +273,7 @@ export class Forwarder implements Plugin {
             if (this.maxFailedExchanges > 0 && failedExchanges >= this.maxFailedExchanges) break rounds;
             continue;
           }
+          if (this.taps.length > 0) this.tapExchange(req, u, asked, started, wire);
           const rcode = replyRcode(wire);
           // Recorded under the reply's RCODE, as CoreDNS does; an exchange with no reply records none.
           u.cells.duration(rcode).observe((performance.now() - started) / 1e3);
@@ -317,6 +325,13 @@ export class Forwarder implements Plugin {
   private retryOrder(timedOut: readonly Upstream[], broken: boolean, deadline: number): readonly Upstream[] {
     if (broken || deadline - Date.now() <= 0) return [];
     return timedOut.filter((u) => !u.health.isDown(this.options.maxFails));
+  }
+
+  /** Tells the block's dnstap plugins of one exchange with `u` (a reply, or undefined when none came). */
+  private tapExchange(req: DnsRequest, u: Upstream, asked: Proto, sentAt: number, reply: Buffer | undefined): void {
+    const protocol: UpstreamProtocol = u.spec.scheme === 'https' ? 'https' : u.client.isTls ? 'tls' : asked;
+    const exchange = { host: u.spec.host, port: u.spec.port, protocol, query: req.raw, reply, sentAt };
+    for (const tap of this.taps) tap.forwarded(req, exchange);
   }
 
   private protoFor(req: DnsRequest): Proto {
