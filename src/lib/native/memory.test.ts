@@ -78,7 +78,7 @@ describe('the schedule it runs on', () => {
           return true;
         },
       };
-      const stop = releaseMemoryPeriodically({ dropAtMs: [15, 55], checkEveryMs: 10, regrowthBytes: 4 }, addon, () => resident[now] ?? 0);
+      const stop = releaseMemoryPeriodically({ dropAtMs: [15, 55], checkEveryMs: 10, regrowthBytes: 4, cpuShare: { busy: 0.1, quiet: 0.02 } }, addon, () => resident[now] ?? 0, () => 0);
       while (now < 100) {
         now += 5;
         mock.timers.tick(5);
@@ -105,6 +105,40 @@ describe('the schedule it runs on', () => {
       mock.timers.reset();
     }
   });
+});
+
+describe('a busy spell that ends drops the binary pages it brought in', () => {
+  // Checks every 10 ms; the CPU share of each interval (of one core) is what the process used in it.
+  const cases: Array<{ what: string; shares: number[]; drops: number[] }> = [
+    { what: 'always idle: nothing dropped', shares: [0, 0.005, 0.01, 0, 0, 0], drops: [] },
+    { what: 'a burst, then quiet: dropped at the first quiet check', shares: [0, 0.5, 0.9, 0.01, 0, 0], drops: [40] },
+    { what: 'a burst that tails off through the middle band: dropped once quiet', shares: [0.5, 0.05, 0.05, 0.01, 0, 0], drops: [40] },
+    { what: 'two bursts: dropped after each', shares: [0.3, 0, 0, 0.2, 0.01, 0], drops: [20, 50] },
+    { what: 'a steady load: never dropped while it lasts', shares: [0.4, 0.4, 0.4, 0.4, 0.4, 0.4], drops: [] },
+    { what: 'a light background (5 %): never busy, never dropped', shares: [0.05, 0.05, 0.01, 0.05, 0.01, 0.05], drops: [] },
+  ];
+  for (const c of cases) {
+    test(c.what, () => {
+      mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+      try {
+        const drops: number[] = [];
+        let now = 0;
+        let cpu = 0;
+        const addon: NativeMemory = { dropBinaryPages: () => (drops.push(now), 0), trimMalloc: () => true };
+        // The binary's resident size stays flat: only the end of a burst can cause a drop.
+        const stop = releaseMemoryPeriodically({ dropAtMs: [], checkEveryMs: 10, regrowthBytes: 4, cpuShare: { busy: 0.1, quiet: 0.02 } }, addon, () => 20, () => cpu);
+        for (const share of c.shares) {
+          cpu += share * 10;
+          now += 10;
+          mock.timers.tick(10);
+        }
+        stop();
+        assert.deepEqual(drops, c.drops);
+      } finally {
+        mock.timers.reset();
+      }
+    });
+  }
 });
 
 describe('fileResidentBytes: RssFile of /proc/self/status', () => {
