@@ -19,14 +19,15 @@ function areaOf(file: string): string {
   return parts[0] as string;
 }
 
-const LIB = ['lib/dns', 'lib/native', 'lib/corefile', 'lib/cluster', 'lib/dnsclient'];
+const LIB = ['lib/dns', 'lib/native', 'lib/node', 'lib/corefile', 'lib/cluster', 'lib/dnsclient'];
 
 /** Where each area may import from (besides itself). Every plugin folder is checked by `plugins/*`. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   'lib/dns': [],
   'lib/native': [],
+  'lib/node': [],
   'lib/corefile': ['lib/dns'],
-  'lib/cluster': ['lib/dns'],
+  'lib/cluster': ['lib/dns', 'lib/node'],
   'lib/dnsclient': ['lib/dns', 'lib/native'],
   server: [...LIB, 'plugins/registry'],
   'plugins/registry': ['server', 'plugins/*'],
@@ -122,4 +123,28 @@ test('architecture: the rules themselves, case by case', () => {
     cases.map((c) => ({ ...c, allowed: allowed(c.from, c.to) })),
     cases,
   );
+});
+
+/** A value import of node:http (not `import type`), which on Node 26 loads undici: see src/lib/node/http.ts. */
+const HTTP_VALUE_IMPORT = /^\s*import\s+(?!type\b)[^;]*?from\s+['"](?:node:)?http['"]|import\s*\(\s*['"](?:node:)?http['"]\s*\)/m;
+
+test('architecture: node:http comes through lib/node/http.ts, never an ES module import', () => {
+  const cases: Array<[string, boolean]> = [
+    ["import http from 'node:http';", true],
+    ["import { createServer } from 'node:http';", true],
+    ["import { request as httpRequest, type ClientRequest } from 'http';", true],
+    ["const m = await import('node:http');", true],
+    ["import type http from 'node:http';", false],
+    ["import type { IncomingMessage } from 'node:http';", false],
+    ["import https from 'node:https';", false],
+    ["import http2 from 'node:http2';", false],
+  ];
+  assert.deepEqual(
+    cases.map(([line]) => [line, HTTP_VALUE_IMPORT.test(line)]),
+    cases,
+  );
+  const offenders = productionFiles(SRC)
+    .filter((f) => !f.endsWith('/lib/node/http.ts') && HTTP_VALUE_IMPORT.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(SRC, f));
+  assert.deepEqual(offenders, []);
 });

@@ -4,7 +4,8 @@
 // an https:// block without a `tls` directive serves cleartext HTTP/1.1 (behind a TLS-ending
 // proxy), as CoreDNS does.
 
-import http from 'node:http';
+import type http from 'node:http';
+import { nodeHttp } from '../lib/node/http.js';
 import http2 from 'node:http2';
 import { decodeMessage } from '../lib/dns/codec.js';
 import { RCode, RRType } from '../lib/dns/types.js';
@@ -169,7 +170,7 @@ export function listenHttps(
     if (!s) {
       // `timeouts read` bounds receiving a request (Go's http.Server ReadTimeout), `idle` the
       // wait for the next one on a kept-alive connection.
-      const plain = http.createServer({ keepAliveTimeout: limits.idleTimeoutMs, headersTimeout: limits.readTimeoutMs, requestTimeout: limits.readTimeoutMs }, onRequest);
+      const plain = nodeHttp.createServer({ keepAliveTimeout: limits.idleTimeoutMs, headersTimeout: limits.readTimeoutMs, requestTimeout: limits.readTimeoutMs }, onRequest);
       return (socket) => plain.emit('connection', socket);
     }
     // HTTP/2 is what DoH clients prefer (RFC 8484 recommends it); HTTP/1.1 stays for curl and scripts.

@@ -7,7 +7,7 @@
 
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
-import { createServer as createHttpServer } from 'node:http';
+import { nodeHttp } from '../lib/node/http.js';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
@@ -209,7 +209,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
 }
 
 async function startProbes(at: { host: string; port: number }, opts: WebhookServerOptions, metrics: WebhookMetrics, servers: Array<HttpsServer | HttpServer>): Promise<number> {
-  const server = createHttpServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/health') return void res.writeHead(200).end('OK');
     if (path === '/ready') {
@@ -224,7 +224,7 @@ async function startProbes(at: { host: string; port: number }, opts: WebhookServ
 }
 
 async function startMetrics(at: { host: string; port: number }, metrics: WebhookMetrics, servers: Array<HttpsServer | HttpServer>): Promise<number> {
-  const server = createHttpServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] === '/metrics') return void serveMetrics(res, metrics);
     res.writeHead(404).end();
   });

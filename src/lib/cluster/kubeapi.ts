@@ -18,7 +18,8 @@
 
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { nodeHttp } from '../node/http.js';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIPv6 } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -533,7 +534,7 @@ async function apiRequest(access: ApiAccess, url: URL, signal: AbortSignal, gate
 async function sendRequest(access: ApiAccess, url: URL, signal: AbortSignal): Promise<{ req: ClientRequest; res: IncomingMessage }> {
   const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
   await access.authorize(opts);
-  const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  const request = url.protocol === 'http:' ? nodeHttp.request : httpsRequest;
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
     let response: IncomingMessage | undefined;

@@ -2,7 +2,8 @@
 // serves on its client port beside gRPC: range reads, lease TTLs and authentication are all
 // the etcd plugin needs, and this avoids a gRPC stack. Endpoints are tried in order.
 
-import { request as httpRequest, type Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
+import { nodeHttp } from '../../lib/node/http.js';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export interface EtcdTls {
@@ -122,7 +123,7 @@ export class EtcdClient {
     const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': payload.length };
     if (this.token !== undefined) headers['authorization'] = this.token;
     return new Promise((resolve, reject) => {
-      const send = tls ? httpsRequest : httpRequest;
+      const send = tls ? httpsRequest : nodeHttp.request;
       const req = send(url, { method: 'POST', headers, agent: this.agent, timeout: this.timeoutMs }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

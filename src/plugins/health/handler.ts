@@ -2,7 +2,8 @@
 // readiness endpoint that says "stop sending traffic"). On shutdown, lameduck keeps DNS answering
 // for a while so that clients and load balancers move away before the sockets close.
 
-import http from 'node:http';
+import type http from 'node:http';
+import { nodeHttp } from '../../lib/node/http.js';
 import { formatDuration } from '../../lib/corefile/args.js';
 import type { Logger } from '../../server/log.js';
 import { counter, histogram } from '../../server/metrics.js';
@@ -31,7 +32,7 @@ export function answerHealth(_req: http.IncomingMessage, res: http.ServerRespons
 /** One GET of `url`; resolves to the HTTP status, rejects on a network error or timeout. */
 function getStatus(url: string, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, timeout: timeoutMs }, (res) => {
+    const req = nodeHttp.get(url, { agent: false, timeout: timeoutMs }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });

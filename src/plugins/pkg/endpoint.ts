@@ -6,7 +6,8 @@
 // A path may be claimed by several owners at once (old and new config during a reload); the
 // latest claim answers, and the listener closes when the last claim on its last path is released.
 
-import http from 'node:http';
+import type http from 'node:http';
+import { nodeHttp } from '../../lib/node/http.js';
 import https from 'node:https';
 import net from 'node:net';
 import type tls from 'node:tls';
@@ -140,7 +141,7 @@ export class HttpEndpoint {
 
   private createServer(): http.Server {
     const dispatch = (req: http.IncomingMessage, res: http.ServerResponse): void => this.dispatch(req, res);
-    if (!this.identity) return http.createServer(dispatch);
+    if (!this.identity) return nodeHttp.createServer(dispatch);
     const server = https.createServer(httpsOptions(this.identity), dispatch);
     // A failed handshake ends its connection only.
     server.on('tlsClientError', (_err, socket) => socket.destroy());
