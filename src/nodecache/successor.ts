@@ -156,7 +156,8 @@ export function groupShare(sockets: readonly BoundSocket[], ours: ReadonlySet<nu
  */
 export function tcpGroupShare(ip: string, port: number, withSiblings = false): GroupShare | undefined {
   try {
-    return groupShare(boundSockets(['tcp', 'tcp6']), ownSocketInodes(withSiblings), ip, port);
+    const ours = ownSocketInodes(withSiblings);
+    return groupShare(boundSockets(['tcp', 'tcp6']), ours, ip, port);
   } catch {
     return undefined;
   }
@@ -177,10 +178,18 @@ function boundSockets(files: ReadonlyArray<keyof typeof PROC_NET_TABLES> = ['udp
   return out;
 }
 
-/** Whether another process serves `ips` on `port` in this network namespace (false where /proc cannot tell). */
+/**
+ * Whether another process serves `ips` on `port` in this network namespace (false where /proc cannot tell).
+ *
+ * Our own sockets are read before the kernel's tables, never after. While the pod stops, its
+ * sockets only go away: a sibling worker ends and the parent then closes its copies. Read the
+ * other way round, a sibling's socket could be in the tables yet already gone from every process
+ * of ours by the time their descriptors are read, and count as a successor's.
+ */
 export function successorServing(ips: readonly string[], port: number, withSiblings = false): boolean {
   try {
-    return othersBound(boundSockets(), ownSocketInodes(withSiblings), ips, port);
+    const ours = ownSocketInodes(withSiblings);
+    return othersBound(boundSockets(), ours, ips, port);
   } catch {
     return false;
   }
