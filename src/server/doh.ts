@@ -78,9 +78,14 @@ export function maxAge(msg: Message): number {
   return records.reduce((min, r) => Math.min(min, r.ttl), MAX_MAX_AGE);
 }
 
+/** The response can no longer be sent: its HTTP/2 stream or HTTP/1.1 connection is gone, or it was sent. */
+function abandoned(res: DohResponse): boolean {
+  return res.writableEnded || ('stream' in res ? res.stream.destroyed : res.destroyed);
+}
+
 function send(res: DohResponse, status: number, count: StatusCounter, body?: Buffer, age?: number): void {
   // Past its write deadline the response was abandoned: nothing more goes out, nothing is counted.
-  if (res.destroyed || res.writableEnded) return;
+  if (abandoned(res)) return;
   count(status);
   if (body === undefined) {
     const text = status === 404 ? '\n' : status === 400 ? 'invalid request\n' : 'No response\n';
