@@ -226,7 +226,8 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
      * address takes it out of the kernel's choice for every other sender, so new queries go to
      * the successor's sockets, while those already queued here stay readable. They are read
      * and answered (replies to other addresses still leave a connected socket on Linux) until
-     * nothing has arrived and nothing is under way for DRAIN_QUIET_MS; then it closes.
+     * nothing has arrived and nothing is under way for DRAIN_QUIET_MS and the kernel holds
+     * nothing unread for it; then it closes.
      */
     async drain() {
       if (closed) return closed;
@@ -238,7 +239,10 @@ export function listenUdpNative(addon: NativeUdp, address: string, port: number,
       for (;;) {
         await new Promise((r) => setTimeout(r, 10));
         const now = performance.now();
-        if (now > limit || (underway === 0 && late === 0 && now - lastBatchAt >= DRAIN_QUIET_MS)) break;
+        if (now > limit) break;
+        // Quiet by the clock is not enough: timers run before the poll, so datagrams can wait
+        // unread after the process was off the CPU for longer than the quiet spell.
+        if (underway === 0 && late === 0 && now - lastBatchAt >= DRAIN_QUIET_MS && addon.waiting(socket) <= 0) break;
       }
       return close();
     },

@@ -650,6 +650,24 @@ static napi_value udp_connect(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// waiting(socket): 1 when a datagram waits in the socket's receive queue, 0 when none does, or
+// minus the errno. A draining listener asks before it closes: its quiet spell is measured by the
+// event loop, which runs due timers before it polls, so after the process was kept off the CPU
+// the timer can find "nothing read for a while" with datagrams queued that were never polled.
+static napi_value udp_waiting(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  udp_socket *s = socket_call(env, info, 1, argv);
+  if (!s) return NULL;
+  int rc;
+  char byte;
+  if (s->fd < 0) rc = -EBADF;
+  else if (recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC) >= 0) rc = 1;  // a zero-length datagram counts
+  else rc = (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+  napi_value out;
+  napi_create_int32(env, rc, &out);
+  return out;
+}
+
 // setReceiveBuffer(socket, bytes): asks the kernel for a receive buffer of `bytes` (what
 // getsockopt reports, the kernel's doubled figure) and returns what the socket has afterwards.
 // SO_RCVBUF is capped by net.core.rmem_max; where that cap leaves less than asked, SO_RCVBUFFORCE
@@ -746,6 +764,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sendTo", NULL, udp_send_to, NULL, NULL, NULL, napi_default, NULL},
       {"sendBatch", NULL, udp_send_batch, NULL, NULL, NULL, napi_default, NULL},
       {"connect", NULL, udp_connect, NULL, NULL, NULL, napi_default, NULL},
+      {"waiting", NULL, udp_waiting, NULL, NULL, NULL, napi_default, NULL},
       {"setReceiveBuffer", NULL, udp_set_receive_buffer, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, udp_close, NULL, NULL, NULL, napi_default, NULL},
       {"adopt", NULL, udp_adopt, NULL, NULL, NULL, napi_default, NULL},

@@ -20,6 +20,8 @@ export interface NativeUdp {
   sendBatch(socket: NativeSocket, slots: Buffer, meta: Buffer, count: number): number;
   /** Connects the socket (its peer becomes the only one it hears); 0 or the errno. */
   connect(socket: NativeSocket, address: string, port: number): number;
+  /** 1 when a datagram waits to be read, 0 when none does, or minus the errno (a pending socket error, for one). */
+  waiting(socket: NativeSocket): number;
   /** Asks for a receive buffer of `bytes` (as the kernel counts it); returns the size it has now. */
   setReceiveBuffer(socket: NativeSocket, bytes: number): number;
   close(socket: NativeSocket): void;
@@ -63,8 +65,8 @@ export function nativeUdp(): NativeUdp | null {
   try {
     const require = createRequire(import.meta.url);
     const addon = require('../../../build/kdns_udp.node') as Partial<NativeUdp>;
-    // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener/steerReusePort): dgram rather than a missing function.
-    const complete = (['sendBatch', 'setReceiveBuffer', 'adopt', 'openListener', 'steerReusePort', 'clearReusePortSteering', 'acceptQueue'] as const).every((f) => typeof addon[f] === 'function');
+    // A build from an older kdns (before sendBatch/setReceiveBuffer/adopt/bindListener/steerReusePort/waiting): dgram rather than a missing function.
+    const complete = (['sendBatch', 'setReceiveBuffer', 'adopt', 'openListener', 'steerReusePort', 'clearReusePortSteering', 'acceptQueue', 'waiting'] as const).every((f) => typeof addon[f] === 'function');
     loaded = complete ? (addon as NativeUdp) : null;
   } catch {
     loaded = null;
