@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // What a pod's lookups see while its node cache is replaced or killed.
 //
-//   sudo node scripts/nodecache-swap.mjs [SCENARIO ...] [--runs N] [--json]
+//   sudo node scripts/nodecache-swap.mjs [SCENARIO ...] [--runs N] [--json] [--tcp-migrate-req] [--pcap DIR]
+//
+// --pcap DIR captures the pod's traffic on the node side of its veth (tcpdump) and keeps the
+// capture of each run that lost a lookup in DIR; lost lookups are listed with their UDP source
+// port, to find them in it.
 //
 // Needs root (network namespaces, a mount namespace, iptables), iproute2, util-linux
 // (unshare), iptables, bind9's `named`, kdns built (npm run build: dist/ and
@@ -52,6 +56,8 @@ const ALL = ['swap', 'swap-teardown', 'kill-worker', 'kill-parent'];
 const TIMEOUT_MS = 2_000;
 const RATES = { udp: 200, tcp: 50, glibc: 20 };
 const TCP_MIGRATE_REQ = process.argv.includes('--tcp-migrate-req');
+// --pcap DIR: capture the node side of the pod's veth per run; kept in DIR when a lookup was lost.
+const PCAP_DIR = process.argv.includes('--pcap') ? process.argv[process.argv.indexOf('--pcap') + 1] : undefined;
 
 // ---------------------------------------------------------------- the client (in the pod)
 
@@ -75,8 +81,9 @@ async function client(glibcBinary) {
     const s = dgram.createSocket('udp4');
     const id = n & 0xffff;
     const timer = setTimeout(() => {
+      const port = s.address().port;
       s.close();
-      out({ t, via: 'udp', ms: null, ok: false });
+      out({ t, via: 'udp', ms: null, ok: false, port });
     }, TIMEOUT_MS);
     s.on('message', (m) => {
       if (m.readUInt16BE(0) !== id) return;
@@ -335,11 +342,19 @@ async function runOnce(scenario) {
     rig.setup();
     const first = await rig.startCache();
     const client = rig.startClient();
+    const pcap = PCAP_DIR ? join(rig.dir, 'swn0.pcap') : undefined;
+    const capture = pcap ? spawn('ip', ['netns', 'exec', rig.node, 'tcpdump', '-U', '-s', '128', '-i', 'swn0', '-w', pcap, 'port', '53'], { stdio: 'ignore' }) : undefined;
     await sleep(3_000);
     const window = await event(rig, scenario, first);
     await sleep(4_000);
     await client.stop();
     const row = summarize(client.results, window);
+    row.lostLookups = client.results.filter((r) => r.ms === null).map((r) => ({ via: r.via, at: r.t - window[0], port: r.port }));
+    if (capture) {
+      capture.kill('SIGINT');
+      await new Promise((r) => capture.on('exit', r));
+      if (row.lost > 0) sh('cp', [pcap, join(PCAP_DIR, `${scenario}-${Date.now()}.pcap`)]);
+    }
     row.iface = spawnSync('ip', ['netns', 'exec', rig.node, 'ip', 'link', 'show', 'nodelocaldns']).status === 0;
     return row;
   } finally {
@@ -353,7 +368,8 @@ async function main() {
   const runsAt = argv.indexOf('--runs');
   const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 3;
   const json = argv.includes('--json');
-  const scenarios = argv.filter((a, i) => !a.startsWith('--') && !(runsAt >= 0 && i === runsAt + 1));
+  const valueAt = new Set([runsAt, argv.indexOf('--pcap')].filter((i) => i >= 0).map((i) => i + 1));
+  const scenarios = argv.filter((a, i) => !a.startsWith('--') && !valueAt.has(i));
   for (const need of [join(ROOT, 'dist/cli/main.js'), join(ROOT, 'build/kdns_udp.node'), join(ROOT, 'build/realclient/lookup-glibc')]) {
     if (!existsSync(need)) throw new Error(`${need} is missing (npm run build; test/util/realclient/build.sh)`);
   }
@@ -367,6 +383,7 @@ async function main() {
       rows.push({ scenario, run: i, ...r });
       const v = (k) => r.byVia[k] ?? { sent: 0, lost: 0, failed: 0 };
       const split = (f) => `${r[f]} (${v('udp')[f]}/${v('tcp')[f]}/${v('glibc')[f]})`;
+      if (r.lostLookups.length > 0) console.log(`lost: ${JSON.stringify(r.lostLookups)}`);
       console.log(`| ${scenario} | ${i} | ${split('sent')} | ${split('lost')} | ${split('failed')} | ${r.p50} | ${r.p99} | ${r.recoveryMs} ms | ${r.eventMs} ms | ${r.iface ? 'present' : 'gone'} |`);
     }
   }
