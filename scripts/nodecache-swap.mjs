@@ -383,7 +383,8 @@ async function main() {
       rows.push({ scenario, run: i, ...r });
       const v = (k) => r.byVia[k] ?? { sent: 0, lost: 0, failed: 0 };
       const split = (f) => `${r[f]} (${v('udp')[f]}/${v('tcp')[f]}/${v('glibc')[f]})`;
-      if (r.lostLookups.length > 0) console.log(`lost: ${JSON.stringify(r.lostLookups)}`);
+      const shown = r.lostLookups.slice(0, 10);
+      if (shown.length > 0) console.log(`lost: ${JSON.stringify(shown)}${r.lostLookups.length > shown.length ? ` and ${r.lostLookups.length - shown.length} more` : ''}`);
       console.log(`| ${scenario} | ${i} | ${split('sent')} | ${split('lost')} | ${split('failed')} | ${r.p50} | ${r.p99} | ${r.recoveryMs} ms | ${r.eventMs} ms | ${r.iface ? 'present' : 'gone'} |`);
     }
   }
