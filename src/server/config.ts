@@ -277,26 +277,59 @@ function parentZone(name: string): string {
 }
 
 /**
+ * The zones of a configuration by the length of their names, beside the zone → blocks map.
+ * Routing compares a query name's suffixes only with zones of the same length, and looks a
+ * zone up by the zone's own (internalized) string: V8 internalizes a string it is given as a
+ * Map key, so a lookup per label of every query name, each with a new substring, was 5% of a
+ * cache hit's CPU (Node 26).
+ */
+export class ZoneRoutes {
+  private readonly byLength: (string[] | undefined)[] = [];
+
+  constructor(readonly blocks: ReadonlyMap<string, LoadedBlock[]>) {
+    for (const zone of blocks.keys()) {
+      const same = this.byLength[zone.length];
+      if (same) same.push(zone);
+      else this.byLength[zone.length] = [zone];
+    }
+  }
+
+  /** The zone equal to `name` from `at` on (`at` a label's start), if there is one. */
+  zoneAt(name: string, at: number): string | undefined {
+    const same = this.byLength[name.length - at];
+    if (same === undefined) return undefined;
+    for (const zone of same) if (name.startsWith(zone, at)) return zone;
+    return undefined;
+  }
+}
+
+/**
  * The block that takes `req`: in the longest zone that has one willing, the first block
  * (Corefile order) without a view or whose view matches; when no block of a zone matches, the
  * next zone up is tried, as CoreDNS does. Sets `req.zone` to the zone found (no object is made
  * per query).
  */
-export function routeQuery(zones: Map<string, LoadedBlock[]>, req: DnsRequest): LoadedBlock | undefined {
-  let candidate = req.query.name;
+export function routeQuery(routes: ZoneRoutes, req: DnsRequest): LoadedBlock | undefined {
+  const name = req.query.name;
+  // Where the zone tried starts in name; past the last label, the root.
+  let at = 0;
+  let root = name === '.';
   for (;;) {
-    const blocks = zones.get(candidate);
-    if (blocks !== undefined) {
+    const zone = root ? (routes.blocks.has('.') ? '.' : undefined) : routes.zoneAt(name, at);
+    const blocks = zone === undefined ? undefined : routes.blocks.get(zone);
+    if (zone !== undefined && blocks !== undefined) {
       for (const block of blocks) {
         const view = block.info.settings.view;
         if (view === undefined || view.matches(req)) {
-          req.zone = candidate;
+          req.zone = zone;
           return block;
         }
       }
     }
-    if (candidate === '.') return undefined;
-    candidate = parentZone(candidate);
+    if (root) return undefined;
+    const dot = firstLabelEnd(name, at);
+    if (dot < 0 || dot === name.length - 1) root = true;
+    else at = dot + 1;
   }
 }
 

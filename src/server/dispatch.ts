@@ -5,7 +5,7 @@ import { DnsFormatError, parseQuery } from '../lib/dns/codec.js';
 import { RCode } from '../lib/dns/types.js';
 import { isPromise } from './promise.js';
 import type { LoadedBlock } from './config.js';
-import { routeQuery } from './config.js';
+import { routeQuery, ZoneRoutes } from './config.js';
 import { finalizeReply } from './finalize.js';
 import { PluginError, type Plugin } from './plugin.js';
 import { Reply, errorReply } from './reply.js';
@@ -104,6 +104,7 @@ export class Dispatcher {
   private unrouted: Plugin | undefined;
   private otherClasses = false;
   private zoneMap!: Map<string, LoadedBlock[]>;
+  private routes!: ZoneRoutes;
   /**
    * The `debug` plugin's switch: an error thrown by a plugin is not recovered but ends the
    * process with its stack, as CoreDNS does when its recover() is off.
@@ -124,6 +125,7 @@ export class Dispatcher {
 
   set zones(zones: Map<string, LoadedBlock[]>) {
     this.zoneMap = zones;
+    this.routes = new ZoneRoutes(zones);
     this.unrouted = unroutedObserver(zones);
     this.otherClasses = takesOtherClasses(zones);
   }
@@ -164,7 +166,7 @@ export class Dispatcher {
     if (query.opcode !== 0) return finalizeReply(req, errorReply(req, RCode.NOTIMP));
     if (query.qclass !== CLASS_IN && !this.otherClasses) return this.refuse(req);
     if (query.edns && query.edns.version > 0) return finalizeReply(req, errorReply(req, RCode.BADVERS));
-    const block = routeQuery(this.zoneMap, req);
+    const block = routeQuery(this.routes, req);
     if (block === undefined) return this.refuse(req);
     const zone = req.zone;
     // Plugins answer by copying the question's bytes into their reply (hosts, kubernetes, cache);

@@ -101,12 +101,13 @@ export function labelCount(name: string): number {
 }
 
 /**
- * Index of the dot that ends the first label of a presentation name, skipping escaped dots
+ * Index of the dot that ends the first label of a presentation name (of the part that starts at
+ * `from`, a label's start), skipping escaped dots
  * (`\.` belongs to its label); -1 when there is none. A loop over char codes, no allocation:
  * it runs on every query's zone lookup.
  */
-export function firstLabelEnd(name: string): number {
-  let i = 0;
+export function firstLabelEnd(name: string, from = 0): number {
+  let i = from;
   while (i < name.length) {
     const c = name.charCodeAt(i);
     if (c === 92 /* \ */) {
