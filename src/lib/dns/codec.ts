@@ -516,44 +516,9 @@ let queryName = '.';
 let queryNameLower = '.';
 
 /**
- * Names recently asked, by a hash of their lower-cased text, to give the next query for the
- * same name the same string. A string made anew for each query cost more than its making: the
- * plugins look names up in Maps (the cache, the kubernetes plugin's records), and V8
- * internalizes every new string it is given as a Map key, a search of its string table; with
- * the name of the last query for it, the lookup finds it already done. Two names share each
- * hash's set (so two names that collide do not keep replacing each other); a name not found is
- * made as before and takes the set's first place, the one there moving to the second.
- */
-const RECENT_NAME_SETS = 4096;
-const recentNames: string[] = new Array<string>(2 * RECENT_NAME_SETS).fill('');
-const recentNameHashes = new Int32Array(2 * RECENT_NAME_SETS);
-
-/** Whether `known` is the text of the `w` octets in `text`. */
-function sameText(known: string, text: Buffer, w: number): boolean {
-  if (known.length !== w) return false;
-  for (let i = 0; i < w; i++) if (known.charCodeAt(i) !== text[i]) return false;
-  return true;
-}
-
-/** The string for the `w` octets in `text`, hashed `hash`: a recent one with the same text, or a new one, remembered. */
-function recentName(text: Buffer, w: number, hash: number): string {
-  const first = (hash & (RECENT_NAME_SETS - 1)) * 2;
-  for (let i = first; i < first + 2; i++) {
-    if (recentNameHashes[i] === hash && sameText(recentNames[i] as string, text, w)) return recentNames[i] as string;
-  }
-  const made = text.toString('latin1', 0, w);
-  recentNames[first + 1] = recentNames[first] as string;
-  recentNameHashes[first + 1] = recentNameHashes[first] as number;
-  recentNames[first] = made;
-  recentNameHashes[first] = hash;
-  return made;
-}
-
-/**
  * Reads the first question name at offset 12 and returns where it ends. While the name has no
  * pointers and no octets that need escaping (nearly always), its octets are copied straight into
- * two scratch buffers, as sent and lower-cased; the lower-cased one becomes a recent name's
- * string (above) and, when the two differ, the one as sent a string of its own.
+ * two scratch buffers, as sent and lower-cased, and each becomes a string in one call.
  */
 function readQueryName(buf: Uint8Array): number {
   const len = buf.length;
@@ -561,7 +526,6 @@ function readQueryName(buf: Uint8Array): number {
   let w = 0;
   let wire = 1;
   let hasUpper = false;
-  let hash = 0x811c9dc5; // FNV-1a over the lower-cased octets
   for (;;) {
     if (off >= len) fail('name runs past the end of the message');
     const l = buf[off];
@@ -574,27 +538,21 @@ function readQueryName(buf: Uint8Array): number {
       const b = buf[k];
       if (!isPlainByte(b)) return readQueryNameSlowly(buf);
       qnameText[w] = b;
-      let lower = b;
       if (b >= 65 && b <= 90) {
         hasUpper = true;
-        lower = b | 0x20;
+        qnameLower[w] = b | 0x20;
+      } else {
+        qnameLower[w] = b;
       }
-      qnameLower[w] = lower;
-      hash = Math.imul(hash ^ lower, 0x01000193);
       w++;
     }
     qnameText[w] = DOT;
     qnameLower[w] = DOT;
-    hash = Math.imul(hash ^ DOT, 0x01000193);
     w++;
     off += l + 1;
   }
-  if (w === 0) {
-    queryName = queryNameLower = '.';
-    return off + 1;
-  }
-  queryNameLower = recentName(qnameLower, w, hash);
-  queryName = hasUpper ? qnameText.toString('latin1', 0, w) : queryNameLower;
+  queryName = w === 0 ? '.' : qnameText.toString('latin1', 0, w);
+  queryNameLower = hasUpper ? qnameLower.toString('latin1', 0, w) : queryName;
   return off + 1;
 }
 
