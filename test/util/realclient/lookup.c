@@ -7,9 +7,9 @@
  *
  * Prints each address on its own line and exits 0, or prints the EAI_* name of the error and
  * exits 2 (the gai_strerror text goes to stderr: it differs between the two libcs, the name
- * does not). -t adds a last line "# START_US END_US": the wall clock, in microseconds since the
- * epoch, just before and just after the call, so a caller can put the queries it saw on the
- * call's own time line. Usage errors exit 64.
+ * does not). -t adds a last line "# START_US END_US": the monotonic clock (CLOCK_MONOTONIC, the
+ * one every process on the machine shares), in microseconds, just before and just after the call,
+ * so a caller can put the queries it saw on the call's own time line. Usage errors exit 64.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <time.h>
 
 static long long now_us(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
 /* The symbolic name of an EAI_* code. Not every libc defines every code, hence the guards. */

@@ -28,16 +28,21 @@ export type FromAgent =
   /** Listeners are open; the client is about to start. */
   | { kind: 'listening' }
   | { kind: 'started'; pid: number }
-  /** A DNS message the client sent; `at` is the wall clock in ms (fractional) when it arrived. */
+  /** A DNS message the client sent; `at` is preciseNow() when it arrived. */
   | { kind: 'query'; seq: number; transport: 'udp' | 'tcp'; server: string; conn: number | null; route: 'relay' | 'drop'; at: number; data: string }
   | { kind: 'tcp-closed'; conn: number }
   /** The client ended; sent once the queries it sent before ending have all been reported. */
   | { kind: 'exit'; code: number | null; signal: string | null; stdout: string; stderr: string }
   | { kind: 'fatal'; message: string };
 
-/** Wall clock in ms since the epoch with sub-millisecond precision, the same in both processes. */
+/**
+ * The machine's monotonic clock in ms, with sub-millisecond precision: the same in every process.
+ * (performance.timeOrigin + performance.now() is not: each process fixes its time origin from the
+ * wall clock at start, and two processes' origins differed by more than the half millisecond a
+ * relayed answer takes, so an answer seemed to come before its query.)
+ */
 export function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
 /**

@@ -169,7 +169,7 @@ export function agentConfig(o: RunClientOptions, plan: Plan): AgentConfig {
   };
 }
 
-/** The lookup program's output: addresses or the EAI name, then "# START_US END_US". */
+/** The lookup program's output: addresses or the EAI name, then "# START_US END_US" (the monotonic clock, as preciseNow). */
 export function parseClientOutput(stdout: string, code: number): { status: 0 | 2; eai: string | null; addresses: string[]; startMs: number; endMs: number } {
   const lines = stdout.split('\n').filter((l) => l !== '');
   const timing = /^# (\d+) (\d+)$/.exec(lines.at(-1) ?? '');
