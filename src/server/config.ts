@@ -315,10 +315,9 @@ export function routeQuery(routes: ZoneRoutes, req: DnsRequest): LoadedBlock | u
   let at = 0;
   let root = name === '.';
   for (;;) {
-    const zone = root ? (routes.blocks.has('.') ? '.' : undefined) : routes.zoneAt(name, at);
-    const blocks = zone === undefined ? undefined : routes.blocks.get(zone);
-    if (zone !== undefined && blocks !== undefined) {
-      for (const block of blocks) {
+    const zone = root ? '.' : routes.zoneAt(name, at);
+    if (zone !== undefined) {
+      for (const block of routes.blocks.get(zone) ?? []) {
         const view = block.info.settings.view;
         if (view === undefined || view.matches(req)) {
           req.zone = zone;
